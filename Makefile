@@ -1,0 +1,44 @@
+# The two commands of the README: `make reproduce` and `make test` (both create .venv and install first).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+# CPU build of torch first, so that no multi-GB CUDA build is pulled in by the range in pyproject.toml
+TORCH_PIN ?= torch==2.13.0
+PYTEST_ARGS ?= -n 2 --dist loadgroup
+
+.PHONY: venv install install-dev reproduce test bench lint clean readme
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-all: $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet "$(TORCH_PIN)"
+	$(BIN)/pip install --quiet -e ".[all]"
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed-all
+	$(BIN)/pip install --quiet -e ".[all,dev]"
+	touch $@
+
+venv: $(BIN)/python
+install: $(VENV)/.installed-all
+install-dev: $(VENV)/.installed-dev
+
+reproduce: install
+	$(BIN)/icml25 reproduce all --scale quick --out reports
+
+test: install-dev
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: install-dev
+	@for f in benchmarks/*/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+lint: install-dev
+	$(BIN)/ruff check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) reports .pytest_cache
+
+readme: install
+	$(BIN)/python scripts/update_readme.py

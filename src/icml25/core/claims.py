@@ -1,0 +1,309 @@
+"""The claim contract: what every reproduction returns.
+
+A :class:`Claim` pairs one statement of a paper with the number we measured and the comparison that decides
+whether it held. ``held`` is a read-only property computed from ``measured``, ``comparison`` and ``threshold``:
+nothing else can set it. A :class:`Report` collects claims, tables, figures and the run's configuration.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Scale", "Claim", "Report", "COMPARISONS", "aggregate_reports"]
+
+#: comparison name -> (symbol printed in reports, predicate(measured, threshold))
+COMPARISONS: dict[str, tuple[str, Any]] = {
+    ">=": ("≥", lambda m, t: m >= t),
+    ">": (">", lambda m, t: m > t),
+    "<=": ("≤", lambda m, t: m <= t),
+    "<": ("<", lambda m, t: m < t),
+    # threshold is (low, high): low <= measured <= high
+    "within": ("∈", lambda m, t: t[0] <= m <= t[1]),
+    # measured is a bool (a property that must be True)
+    "is_true": ("is", lambda m, t: bool(m) is True),
+}
+
+
+class Scale(str, enum.Enum):
+    """Size of a reproduction: ``QUICK`` (< ~2 min on 2 CPU cores) or ``FULL`` (< ~1 h)."""
+
+    QUICK = "quick"
+    FULL = "full"
+
+    @classmethod
+    def parse(cls, value: str | Scale) -> Scale:
+        """Return the Scale named by ``value`` ('quick' or 'full'), raising ValueError otherwise."""
+        if isinstance(value, Scale):
+            return value
+        try:
+            return cls(str(value).lower())
+        except ValueError:
+            raise ValueError(f"scale must be 'quick' or 'full', got {value!r}") from None
+
+
+def _as_number(x: Any) -> Any:
+    """Convert numpy scalars to Python numbers so that claims serialise to JSON."""
+    if hasattr(x, "item") and callable(x.item) and getattr(x, "ndim", 0) == 0:
+        return x.item()
+    return x
+
+
+@dataclass
+class Claim:
+    """One claim of a paper, with our measurement and the test that decides whether it held.
+
+    Parameters
+    ----------
+    id : str
+        Short stable identifier, e.g. ``"Q1"`` or ``"coverage_at_0.9"``.
+    statement : str
+        The paper's claim in one line.
+    paper_value : float, str or None
+        The paper's number for this claim (printed beside ours, never used as ours).
+    measured : float or bool
+        Our measured value (the mean over seeds when several seeds were run).
+    comparison : str
+        One of ``">=", ">", "<=", "<", "within", "is_true"``.
+    threshold : float, (low, high) or None
+        The acceptance threshold the measurement is compared with.
+    scale : Scale
+        The smallest scale at which the claim is asserted: ``QUICK`` claims are asserted by the quick test;
+        ``FULL`` claims are measured at quick scale too but only expected to hold at full scale.
+    spread : float, optional
+        Standard deviation over seeds (None for one seed).
+    per_seed : list of float, optional
+        The measurement of every seed.
+    unit : str
+        Unit of ``measured`` (e.g. ``"dB"``, ``"%"``).
+    note : str
+        Anything a reader needs to interpret the number.
+    """
+
+    id: str
+    statement: str
+    paper_value: Any
+    measured: Any
+    comparison: str
+    threshold: Any
+    scale: Scale = Scale.QUICK
+    spread: float | None = None
+    per_seed: list[Any] | None = None
+    unit: str = ""
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.comparison not in COMPARISONS:
+            raise ValueError(
+                f"Claim {self.id!r}: comparison must be one of {sorted(COMPARISONS)}, got {self.comparison!r}"
+            )
+        if self.comparison == "within":
+            if not (isinstance(self.threshold, Sequence) and len(self.threshold) == 2):
+                raise ValueError(f"Claim {self.id!r}: 'within' needs threshold=(low, high), got {self.threshold!r}")
+            self.threshold = [float(self.threshold[0]), float(self.threshold[1])]
+        elif self.comparison != "is_true" and self.threshold is None:
+            raise ValueError(f"Claim {self.id!r}: comparison {self.comparison!r} needs a numeric threshold")
+        self.scale = Scale.parse(self.scale)
+        self.measured = _as_number(self.measured)
+        self.paper_value = _as_number(self.paper_value)
+        if self.threshold is not None and self.comparison not in ("within", "is_true"):
+            self.threshold = _as_number(self.threshold)
+
+    @property
+    def held(self) -> bool:
+        """Whether the measurement satisfies the comparison (False for a missing or NaN measurement)."""
+        m = self.measured
+        if m is None:
+            return False
+        if self.comparison == "is_true":
+            return bool(m)
+        try:
+            if isinstance(m, float) and math.isnan(m):
+                return False
+        except TypeError:
+            return False
+        return bool(COMPARISONS[self.comparison][1](m, self.threshold))
+
+    def threshold_text(self) -> str:
+        """Human-readable comparison, e.g. ``"≥ 0.9"``."""
+        sym = COMPARISONS[self.comparison][0]
+        if self.comparison == "within":
+            return f"{sym} [{_fmt(self.threshold[0])}, {_fmt(self.threshold[1])}]"
+        if self.comparison == "is_true":
+            return "is true"
+        return f"{sym} {_fmt(self.threshold)}"
+
+    def measured_text(self) -> str:
+        """Measured value with spread and unit, e.g. ``"0.912 ± 0.004 %"``."""
+        txt = _fmt(self.measured)
+        if self.spread is not None:
+            txt += f" ± {_fmt(self.spread)}"
+        return f"{txt} {self.unit}".strip()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable dict; includes the computed ``held``."""
+        return {
+            "id": self.id,
+            "statement": self.statement,
+            "paper_value": self.paper_value,
+            "measured": self.measured,
+            "spread": self.spread,
+            "per_seed": self.per_seed,
+            "comparison": self.comparison,
+            "threshold": self.threshold,
+            "scale": self.scale.value,
+            "unit": self.unit,
+            "note": self.note,
+            "held": self.held,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Claim:
+        """Inverse of :meth:`to_dict` (``held`` is recomputed, never read)."""
+        keys = {"id", "statement", "paper_value", "measured", "comparison", "threshold", "scale", "spread",
+                "per_seed", "unit", "note"}
+        return cls(**{k: v for k, v in d.items() if k in keys})
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "nan"
+        if x != 0 and (abs(x) >= 1e5 or abs(x) < 1e-3):
+            return f"{x:.3g}"
+        return f"{x:.4g}"
+    return str(x)
+
+
+@dataclass
+class Report:
+    """What a reproduction returns: claims, tables, figures, configuration.
+
+    Parameters
+    ----------
+    slug : str
+        The paper's slug (folder name).
+    title : str
+        The paper's title.
+    scale : Scale
+        Scale the report was produced at.
+    seed : int or list of int
+        Seed(s) used.
+    claims : list of Claim
+    tables : dict of name -> list of row dicts
+        Tidy tables written to the Markdown report (and JSON).
+    figures : dict of name -> matplotlib Figure or path to a PNG
+        Written as ``<name>.png`` beside the report.
+    config : dict
+        The configuration the run used (written as ``config.json``).
+    notes : list of str
+        Free text shown under the claims (deviations, what a failed claim means).
+    """
+
+    slug: str
+    title: str
+    scale: Scale = Scale.QUICK
+    seed: Any = 0
+    claims: list[Claim] = field(default_factory=list)
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    figures: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    wall_time_s: float | None = None
+
+    def add_claim(self, *args: Any, **kwargs: Any) -> Claim:
+        """Create a :class:`Claim` from the arguments, append it and return it."""
+        claim = Claim(*args, **kwargs)
+        if any(c.id == claim.id for c in self.claims):
+            raise ValueError(f"duplicate claim id {claim.id!r} in report {self.slug!r}")
+        self.claims.append(claim)
+        return claim
+
+    def add_table(self, name: str, rows: list[dict[str, Any]]) -> None:
+        """Attach a tidy table (list of row dicts with the same keys)."""
+        self.tables[name] = [{k: _as_number(v) for k, v in r.items()} for r in rows]
+
+    def add_figure(self, name: str, figure: Any) -> None:
+        """Attach a matplotlib Figure (or a path to an existing PNG) saved as ``<name>.png``."""
+        self.figures[name] = figure
+
+    @property
+    def all_held(self) -> bool:
+        """True when every claim held."""
+        return all(c.held for c in self.claims)
+
+    def claims_at(self, scale: Scale | str) -> list[Claim]:
+        """Claims asserted at ``scale``: at QUICK only QUICK claims, at FULL all claims."""
+        scale = Scale.parse(scale)
+        if scale is Scale.FULL:
+            return list(self.claims)
+        return [c for c in self.claims if c.scale is Scale.QUICK]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable dict with a top-level ``claims`` list."""
+        return {
+            "slug": self.slug,
+            "title": self.title,
+            "scale": self.scale.value if isinstance(self.scale, Scale) else str(self.scale),
+            "seed": self.seed,
+            "wall_time_s": self.wall_time_s,
+            "all_held": self.all_held,
+            "claims": [c.to_dict() for c in self.claims],
+            "tables": self.tables,
+            "figures": sorted(self.figures),
+            "config": self.config,
+            "notes": self.notes,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Report:
+        """Rebuild a Report from :meth:`to_dict` output (figures are kept as names only)."""
+        return cls(
+            slug=d["slug"], title=d.get("title", ""), scale=Scale.parse(d.get("scale", "quick")),
+            seed=d.get("seed", 0), claims=[Claim.from_dict(c) for c in d.get("claims", [])],
+            tables=d.get("tables", {}), figures={n: None for n in d.get("figures", [])},
+            config=d.get("config", {}), notes=d.get("notes", []), wall_time_s=d.get("wall_time_s"),
+        )
+
+
+def aggregate_reports(reports: list[Report]) -> Report:
+    """Combine the reports of several seeds: each claim's measured value becomes the mean over seeds.
+
+    Boolean measurements aggregate to True only when every seed was True. Tables and figures come from the
+    first seed; ``per_seed`` and ``spread`` (sample std) record the spread.
+    """
+    if not reports:
+        raise ValueError("aggregate_reports needs at least one report")
+    if len(reports) == 1:
+        return reports[0]
+    first = reports[0]
+    ids = [c.id for c in first.claims]
+    for r in reports[1:]:
+        if [c.id for c in r.claims] != ids:
+            raise ValueError("reports of different seeds have different claim ids; cannot aggregate")
+    claims = []
+    for i, c in enumerate(first.claims):
+        values = [r.claims[i].measured for r in reports]
+        if c.comparison == "is_true" or all(isinstance(v, bool) for v in values):
+            measured: Any = all(bool(v) for v in values)
+            spread = None
+        else:
+            arr = [float(v) if v is not None else math.nan for v in values]
+            measured = sum(arr) / len(arr)
+            mu = measured
+            spread = math.sqrt(sum((a - mu) ** 2 for a in arr) / max(len(arr) - 1, 1))
+        claims.append(Claim(id=c.id, statement=c.statement, paper_value=c.paper_value, measured=measured,
+                            comparison=c.comparison, threshold=c.threshold, scale=c.scale, spread=spread,
+                            per_seed=values, unit=c.unit, note=c.note))
+    return Report(slug=first.slug, title=first.title, scale=first.scale, seed=[r.seed for r in reports],
+                  claims=claims, tables=first.tables, figures=first.figures, config=first.config,
+                  notes=first.notes, wall_time_s=sum(r.wall_time_s or 0.0 for r in reports))

@@ -1,0 +1,189 @@
+"""The ``icml25`` command: ``list``, ``reproduce``, ``report`` and per-paper tools (``icml25 <paper> ...``).
+
+Errors a user can fix (unknown slug, bad ``--set``, missing extra, missing data) print one line naming the
+problem and the fix and exit with code 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["main"]
+
+_USAGE_ERRORS: tuple[type[BaseException], ...] = (KeyError, ValueError, ImportError, FileNotFoundError, TypeError)
+
+
+def _status_rows(out: Path | None = None) -> list[dict[str, str]]:
+    from .papers import PAPERS
+    from .registry import list_reproductions
+
+    found = {r.slug: r for r in list_reproductions()}
+    rows = []
+    for p in PAPERS:
+        row = {"slug": p.slug, "title": p.title, "ref": p.ref,
+               "status": "implemented" if p.slug in found else "not yet",
+               "extras": ",".join(found[p.slug].extras) if p.slug in found else ""}
+        last = ""
+        if out is not None and (out / p.slug / "report.json").exists():
+            try:
+                data = json.loads((out / p.slug / "report.json").read_text())
+                held = sum(bool(c.get("held")) for c in data.get("claims", []))
+                last = f"{held}/{len(data.get('claims', []))} held ({data.get('scale', '?')})"
+            except (OSError, ValueError):
+                last = "unreadable"
+        row["last_run"] = last
+        rows.append(row)
+    return rows
+
+
+def papers_markdown() -> str:
+    """The README's table of papers (generated, so it cannot drift from the registry)."""
+    lines = ["| slug | paper | reference | status |", "|---|---|---|---|"]
+    for r in _status_rows():
+        link = f"[{r['slug']}](src/icml25/{r['slug']}/README.md)" if r["status"] == "implemented" else r["slug"]
+        lines.append(f"| {link} | {r['title']} | {r['ref']} | {r['status']} |")
+    return "\n".join(lines)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    if args.markdown:
+        print(papers_markdown())
+        return 0
+    rows = _status_rows(Path(args.out))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    w = max(len(r["slug"]) for r in rows)
+    for r in rows:
+        extra = f" [{r['extras']}]" if r["extras"] else ""
+        last = f"  last: {r['last_run']}" if r["last_run"] else ""
+        print(f"{r['slug']:<{w}}  {r['status']:<11}  {r['title'][:70]}{extra}{last}")
+    return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from .config import parse_set_args
+    from .data import set_allow_download
+    from .registry import discover
+    from .report import write_index
+    from .runner import _summary_line, run_reproduction
+
+    set_allow_download(args.allow_download)
+    overrides = parse_set_args(args.set)
+    known = discover()
+    slugs = sorted(known) if args.slugs == ["all"] else args.slugs
+    for s in slugs:
+        if s not in known:
+            raise KeyError(f"unknown paper slug {s!r}; known slugs: {', '.join(sorted(known)) or '(none)'}")
+    if overrides and len(slugs) > 1:
+        raise ValueError("--set applies to one paper's config; name a single slug with --set")
+    out = Path(args.out)
+    results = []
+    failed_any = False
+    for slug in slugs:
+        print(f"» {slug} ({args.scale})", file=sys.stderr)
+        rep = run_reproduction(slug, scale=args.scale, seed=args.seed, seeds=args.seeds, out=out,
+                               overrides=overrides)
+        results.append(rep)
+        failed_any |= not all(c.held for c in rep.claims_at(rep.scale))
+        print(_summary_line(rep), file=sys.stderr)
+    if args.slugs == ["all"] or len(slugs) > 1:
+        idx = write_index(out)
+        print(f"index written to {idx}", file=sys.stderr)
+    else:
+        write_index(out)
+    if args.json:
+        print(json.dumps([r.to_dict() for r in results], indent=2, default=str))
+    else:
+        from .report import claims_markdown
+
+        for r in results:
+            print(f"\n## {r.slug}\n" + claims_markdown(r))
+    return 1 if (args.strict and failed_any) else 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import write_index
+
+    path = write_index(Path(args.out))
+    print(path)
+    return 0
+
+
+def _paper_tools() -> dict[str, str]:
+    """Per-paper subcommands: ``icml25/<slug>/cli.py`` with a ``main(argv)`` becomes ``icml25 <slug-with-dashes>``."""
+    from .registry import PACKAGE_ROOT
+
+    tools = {}
+    for p in sorted(PACKAGE_ROOT.glob("*/cli.py")):
+        if p.parent.name in ("core", "llm"):
+            continue
+        tools[p.parent.name.replace("_", "-")] = f"icml25.{p.parent.name}.cli"
+    return tools
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``icml25`` command."""
+    parser = argparse.ArgumentParser(prog="icml25", description="19 ICML 2025 papers as tested software.")
+    parser.add_argument("--traceback", action="store_true", help="show full tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_list = sub.add_parser("list", help="the papers, their status and extras")
+    p_list.add_argument("--markdown", action="store_true", help="print the README's table of papers")
+    p_list.add_argument("--json", action="store_true")
+    p_list.add_argument("--out", default="reports", help="where to look for last reports (default: reports)")
+    p_list.set_defaults(func=_cmd_list)
+
+    p_rep = sub.add_parser("reproduce", help="run reproductions and write claim reports")
+    p_rep.add_argument("slugs", nargs="+", help="paper slugs, or 'all'")
+    p_rep.add_argument("--scale", choices=["quick", "full"], default="quick")
+    p_rep.add_argument("--seed", type=int, default=0)
+    p_rep.add_argument("--seeds", type=int, default=1, help="number of seeds (claims are averaged)")
+    p_rep.add_argument("--out", default="reports")
+    p_rep.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config field")
+    p_rep.add_argument("--json", action="store_true", help="print the reports as JSON")
+    p_rep.add_argument("--strict", action="store_true", help="exit 1 when a claim of the run's scale fails")
+    p_rep.add_argument("--allow-download", action="store_true", help="allow downloading missing data sets")
+    p_rep.set_defaults(func=_cmd_reproduce)
+
+    p_idx = sub.add_parser("report", help="rebuild <out>/index.md from existing reports")
+    p_idx.add_argument("--out", default="reports")
+    p_idx.set_defaults(func=_cmd_report)
+
+    for name in _paper_tools():
+        sub.add_parser(name, help=f"tools of the {name} paper (icml25 {name} --help)", add_help=False)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``icml25`` console script; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    tools = _paper_tools()
+    if argv and argv[0] in tools:
+        mod = importlib.import_module(tools[argv[0]])
+        return _guarded(lambda: mod.main(argv[1:]), "--traceback" in argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return _guarded(lambda: args.func(args), args.traceback)
+
+
+def _guarded(fn, show_traceback: bool) -> int:  # type: ignore[no-untyped-def]
+    try:
+        return int(fn() or 0)
+    except _USAGE_ERRORS as exc:
+        if show_traceback:
+            raise
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        print(f"icml25: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("icml25: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,156 @@
+"""Registry of reproductions: the ``@reproduction`` decorator and discovery of ``icml25/*/reproduce.py``.
+
+Discovery reads each ``reproduce.py`` with :mod:`ast` (the decorator's arguments must be literals), so
+``icml25 list`` never imports a paper's module or its heavy extras. :func:`get_reproduction` imports the module
+on demand and returns the registered entry.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Reproduction", "reproduction", "list_reproductions", "get_reproduction", "discover", "PACKAGE_ROOT"]
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+#: dotted name of the package whose sub-packages hold the papers (tests point both at a scratch package)
+ROOT_PACKAGE = "icml25"
+_NOT_PAPERS = {"core", "llm"}
+
+_REGISTRY: dict[str, Reproduction] = {}
+
+
+@dataclass
+class Reproduction:
+    """A registered reproduction.
+
+    Attributes
+    ----------
+    slug, title, arxiv : str
+        Identity of the paper.
+    extras : tuple of str
+        The ``icml25[...]`` extras the reproduction needs.
+    config : type or None
+        A frozen dataclass with ``quick()`` and ``full()`` classmethods; the CLI applies ``--set`` to it.
+    func : callable or None
+        ``func(scale, seed, out, config) -> Report``; None when only discovered (not imported yet).
+    module : str
+        Dotted module path of the ``reproduce.py``.
+    """
+
+    slug: str
+    title: str
+    arxiv: str = ""
+    extras: tuple[str, ...] = ()
+    config: type | None = None
+    func: Callable[..., Any] | None = None
+    module: str = ""
+    _extra_meta: dict[str, Any] = field(default_factory=dict)
+
+    def default_config(self, scale: Any) -> Any:
+        """The configuration preset for ``scale`` (``Config.quick()`` or ``Config.full()``), or None."""
+        from .claims import Scale
+
+        if self.config is None:
+            return None
+        return self.config.full() if Scale.parse(scale) is Scale.FULL else self.config.quick()
+
+
+def reproduction(*, slug: str, title: str, arxiv: str = "", extras: tuple[str, ...] = (),
+                 config: type | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a reproduction function under ``slug``.
+
+    The decorated function has the signature ``(scale: Scale, seed: int, out: Path, config) -> Report``; ``out``
+    is the paper's own output folder (``<out>/<slug>``). ``config`` is an instance of the ``config`` dataclass
+    (``config.quick()``/``config.full()`` with user overrides applied).
+
+    Raises
+    ------
+    ValueError
+        If another function already registered ``slug`` (duplicate names are refused), or if ``config`` lacks
+        ``quick``/``full`` presets.
+    """
+    if config is not None:
+        if not dataclasses.is_dataclass(config) or not all(hasattr(config, m) for m in ("quick", "full")):
+            raise ValueError(f"reproduction {slug!r}: config must be a dataclass with quick() and full() presets")
+
+    def deco(func: Callable[..., Any]) -> Callable[..., Any]:
+        existing = _REGISTRY.get(slug)
+        module = getattr(func, "__module__", "")
+        if existing is not None and existing.func is not None and existing.module != module:
+            raise ValueError(f"reproduction slug {slug!r} is already registered by {existing.module}")
+        _REGISTRY[slug] = Reproduction(slug=slug, title=title, arxiv=arxiv, extras=tuple(extras), config=config,
+                                       func=func, module=module)
+        func.__icml25_slug__ = slug  # type: ignore[attr-defined]
+        return func
+
+    return deco
+
+
+def _literal_kwargs(call: ast.Call) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kw in call.keywords:
+        if kw.arg in ("slug", "title", "arxiv", "extras"):
+            try:
+                out[kw.arg] = ast.literal_eval(kw.value)
+            except ValueError:
+                pass
+    return out
+
+
+def discover(root: Path | None = None) -> dict[str, Reproduction]:
+    """Find every ``@reproduction`` in ``<root>/*/reproduce.py`` without importing anything.
+
+    Returns a dict slug -> :class:`Reproduction` (``func`` is None). Raises ValueError on duplicate slugs.
+    """
+    root = root or PACKAGE_ROOT
+    found: dict[str, Reproduction] = {}
+    for path in sorted(root.glob("*/reproduce.py")):
+        pkg = path.parent.name
+        if pkg in _NOT_PAPERS or pkg.startswith("_"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for dec in node.decorator_list:
+                if isinstance(dec, ast.Call) and getattr(dec.func, "id", getattr(dec.func, "attr", "")) == "reproduction":
+                    kw = _literal_kwargs(dec)
+                    if "slug" not in kw:
+                        continue
+                    slug = kw["slug"]
+                    if slug in found:
+                        raise ValueError(f"duplicate reproduction slug {slug!r} in {path} and {found[slug].module}")
+                    found[slug] = Reproduction(slug=slug, title=kw.get("title", ""), arxiv=kw.get("arxiv", ""),
+                                               extras=tuple(kw.get("extras", ())),
+                                               module=f"{ROOT_PACKAGE}.{pkg}.reproduce")
+    return found
+
+
+def list_reproductions() -> list[Reproduction]:
+    """All discovered reproductions, sorted by slug (nothing is imported)."""
+    return [found for _, found in sorted(discover().items())]
+
+
+def get_reproduction(slug: str) -> Reproduction:
+    """Import the reproduction registered under ``slug`` and return it.
+
+    Raises
+    ------
+    KeyError
+        With the list of known slugs when ``slug`` is unknown.
+    """
+    found = discover()
+    if slug not in found:
+        known = ", ".join(sorted(found)) or "(none)"
+        raise KeyError(f"unknown paper slug {slug!r}; known slugs: {known}")
+    if slug not in _REGISTRY or _REGISTRY[slug].func is None:
+        importlib.import_module(found[slug].module)
+    if slug not in _REGISTRY:
+        raise KeyError(f"{found[slug].module} did not register a reproduction named {slug!r}")
+    return _REGISTRY[slug]

@@ -1,0 +1,33 @@
+"""One language-model interface for every LLM-based paper, with backends loaded lazily.
+
+``from icml25.llm import TinyGPT, HFModel, OpenAIServer`` imports the backend (and torch/transformers/httpx) only
+when the name is first used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Generation, LanguageModel, Tokenizer, truncate_at_stop
+
+__all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "TinyGPT", "TinyGPTConfig",
+           "CharTokenizer", "ByteTokenizer", "HFModel", "OpenAIServer", "load_model"]
+
+_LAZY = {
+    "TinyGPT": ("icml25.llm.tiny", "TinyGPT"),
+    "TinyGPTConfig": ("icml25.llm.tiny", "TinyGPTConfig"),
+    "CharTokenizer": ("icml25.llm.tokenizers", "CharTokenizer"),
+    "ByteTokenizer": ("icml25.llm.tokenizers", "ByteTokenizer"),
+    "HFModel": ("icml25.llm.hf", "HFModel"),
+    "OpenAIServer": ("icml25.llm.openai_server", "OpenAIServer"),
+    "load_model": ("icml25.llm.loading", "load_model"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        mod, attr = _LAZY[name]
+        return getattr(importlib.import_module(mod), attr)
+    raise AttributeError(f"module 'icml25.llm' has no attribute {name!r}")

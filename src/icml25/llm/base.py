@@ -1,0 +1,108 @@
+"""The one language-model interface every LLM-based paper uses.
+
+A backend implements :class:`LanguageModel`: batched sampling (:meth:`generate`), scoring of continuations
+(:meth:`logprobs`) and next-token logits (:meth:`next_token_logits`), plus a ``tokenizer``. Backends:
+:class:`~icml25.llm.tiny.TinyGPT` (trained here on CPU), :class:`~icml25.llm.hf.HFModel` (transformers, local
+weights) and :class:`~icml25.llm.openai_server.OpenAIServer` (vLLM or any OpenAI-compatible server).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "validate_prompts"]
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """Minimal tokenizer protocol: text <-> list of token ids."""
+
+    vocab_size: int
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``."""
+        ...
+
+    def decode(self, ids: list[int]) -> str:
+        """Text of token ids."""
+        ...
+
+
+@dataclass
+class Generation:
+    """One sampled continuation.
+
+    Attributes
+    ----------
+    text : str
+        The continuation (without the prompt), cut before the first stop string unless ``include_stop``.
+    token_logprobs : list of float
+        Log-probability of each generated token under the sampling distribution's model (before temperature).
+    finish_reason : str
+        ``"stop"`` (a stop string or end-of-text was produced) or ``"length"`` (max_tokens reached).
+    stop : str or None
+        The stop string that ended the generation, if any.
+    """
+
+    text: str
+    token_logprobs: list[float] = field(default_factory=list)
+    finish_reason: str = "length"
+    stop: str | None = None
+
+    @property
+    def logprob(self) -> float:
+        """Sum of the token log-probabilities."""
+        return float(sum(self.token_logprobs))
+
+
+@runtime_checkable
+class LanguageModel(Protocol):
+    """The interface of every backend.
+
+    Methods are batched over prompts. ``generate`` returns, for each prompt, a list of ``n`` :class:`Generation`.
+    """
+
+    tokenizer: Any
+
+    def generate(self, prompts: list[str], n: int = 1, temperature: float = 1.0, top_p: float = 1.0,
+                 max_tokens: int = 64, stop: list[str] | None = None,
+                 seed: int | None = None) -> list[list[Generation]]:
+        """Sample ``n`` continuations of each prompt (``temperature=0`` is greedy)."""
+        ...
+
+    def logprobs(self, prompts: list[str], continuations: list[str]) -> list[np.ndarray]:
+        """Per-token log-probabilities of ``continuations[i]`` given ``prompts[i]`` (array per pair)."""
+        ...
+
+    def next_token_logits(self, prompts: list[str]) -> np.ndarray:
+        """Logits of the next token after each prompt, shape ``(len(prompts), vocab_size)``."""
+        ...
+
+
+def validate_prompts(prompts: Any, name: str = "prompts") -> list[str]:
+    """Check that ``prompts`` is a non-empty list of strings (a single string is wrapped)."""
+    if isinstance(prompts, str):
+        return [prompts]
+    if not isinstance(prompts, (list, tuple)) or not prompts:
+        raise TypeError(f"{name} must be a non-empty list of strings, got {type(prompts).__name__}")
+    for i, p in enumerate(prompts):
+        if not isinstance(p, str):
+            raise TypeError(f"{name}[{i}] must be a string, got {type(p).__name__}")
+    return list(prompts)
+
+
+def truncate_at_stop(text: str, stop: list[str] | None) -> tuple[str, str | None]:
+    """Cut ``text`` before the earliest occurrence of any stop string; return ``(text, stop_found)``."""
+    if not stop:
+        return text, None
+    best, found = len(text), None
+    for s in stop:
+        if not s:
+            continue
+        i = text.find(s)
+        if 0 <= i < best:
+            best, found = i, s
+    return text[:best], found

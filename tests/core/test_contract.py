@@ -1,0 +1,90 @@
+"""The registry contract suite: runs over every registered reproduction, so it grows with the papers."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from icml25.core import Scale
+from icml25.core.optional import EXTRA_MODULES
+from icml25.core.registry import get_reproduction, list_reproductions
+from icml25.core.testing import quick_report
+
+SLUGS = [r.slug for r in list_reproductions()]
+
+
+def _group(slug: str):  # keep one paper's tests on one xdist worker so its quick report is computed once
+    return pytest.param(slug, marks=pytest.mark.xdist_group(slug), id=slug)
+
+
+@pytest.mark.parametrize("slug", [_group(s) for s in SLUGS])
+def test_quick_report_is_valid(slug: str) -> None:
+    rep = quick_report(slug)
+    assert rep.slug == slug
+    assert rep.claims, "a reproduction must state at least one claim"
+    ids = [c.id for c in rep.claims]
+    assert len(ids) == len(set(ids))
+    for c in rep.claims:
+        assert c.statement
+        assert c.measured is not None, f"claim {c.id} has no measurement"
+        if isinstance(c.measured, float):
+            assert not math.isnan(c.measured), f"claim {c.id} measured NaN"
+    out = Path(rep.config["_out"])
+    data = json.loads((out / "report.json").read_text())
+    for item in data["claims"]:
+        for key in ("id", "statement", "paper_value", "measured", "comparison", "threshold", "scale", "held"):
+            assert key in item
+    assert (out / "report.md").exists()
+    assert (out / "config.json").exists()
+
+
+@pytest.mark.parametrize("slug", [_group(s) for s in SLUGS])
+def test_quick_claims_hold(slug: str) -> None:
+    rep = quick_report(slug)
+    failed = [f"{c.id}: {c.measured_text()} vs {c.threshold_text()}" for c in rep.claims_at(Scale.QUICK)
+              if not c.held]
+    assert not failed, f"quick claims that did not hold: {failed}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slug", [_group(s) for s in SLUGS])
+def test_quick_reproduction_is_deterministic(slug: str, tmp_path: Path) -> None:
+    from icml25.core.runner import run_reproduction
+
+    a = run_reproduction(slug, scale="quick", seed=0, out=tmp_path / "a")
+    b = run_reproduction(slug, scale="quick", seed=0, out=tmp_path / "b")
+    assert [c.measured for c in a.claims] == [c.measured for c in b.claims]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_config_presets(slug: str) -> None:
+    entry = get_reproduction(slug)
+    if entry.config is None:
+        pytest.skip("no config")
+    import dataclasses
+
+    q, f = entry.config.quick(), entry.config.full()
+    assert dataclasses.is_dataclass(q) and type(q).__dataclass_params__.frozen
+    assert q != f, "quick and full presets should differ in size"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_module_import_without_extra_fails_cleanly(slug: str) -> None:
+    """With the paper's extras hidden, importing its modules succeeds or names the pip command to fix it."""
+    entry = get_reproduction(slug)
+    blocked = [m for e in entry.extras for m in EXTRA_MODULES.get(e, (e,))]
+    code = (
+        "import sys\n"
+        f"for m in {blocked!r}: sys.modules[m] = None\n"
+        "try:\n"
+        f"    import icml25.{slug}.reproduce\n"
+        "except ImportError as e:\n"
+        "    assert \"pip install 'icml25[\" in str(e), repr(e)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]

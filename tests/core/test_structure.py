@@ -1,0 +1,80 @@
+"""Structure meta-tests: every paper folder has tests, a README with the fixed sections, a registered
+reproduction, resolvable ``__all__``, SOURCE.md beside data, and imports no other paper."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+from icml25.core.cli import papers_markdown
+from icml25.core.papers import PAPERS
+from icml25.core.registry import PACKAGE_ROOT, list_reproductions
+
+ROOT = Path(__file__).resolve().parents[2]
+SLUGS = [r.slug for r in list_reproductions()]
+README_SECTIONS = ["What it does", "Usage", "Can I use?", "Implementation details", "Results",
+                   "Deviations from the paper"]
+ALL_SLUGS = {p.slug for p in PAPERS}
+
+
+def test_catalogue_has_19_unique_papers() -> None:
+    assert len(PAPERS) == 19 and len(ALL_SLUGS) == 19
+
+
+def test_registered_slugs_are_in_catalogue() -> None:
+    assert set(SLUGS) <= ALL_SLUGS
+
+
+def test_every_paper_folder_registers_a_reproduction() -> None:
+    folders = {p.name for p in PACKAGE_ROOT.iterdir() if p.is_dir() and p.name in ALL_SLUGS}
+    assert folders == set(SLUGS)
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_paper_has_tests_folder(slug: str) -> None:
+    assert (ROOT / "tests" / slug).is_dir(), f"tests/{slug}/ is missing"
+    assert list((ROOT / "tests" / slug).glob("test_*.py")), f"tests/{slug}/ has no test_*.py"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_paper_readme_sections(slug: str) -> None:
+    readme = PACKAGE_ROOT / slug / "README.md"
+    assert readme.exists()
+    headings = [h.strip() for h in re.findall(r"^#+\s*(.+)$", readme.read_text(encoding="utf-8"), re.M)]
+    for section in README_SECTIONS:
+        assert any(h.startswith(section) for h in headings), f"{slug}/README.md lacks section {section!r}"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_public_api_resolves(slug: str) -> None:
+    mod = importlib.import_module(f"icml25.{slug}")
+    assert mod.__doc__, f"icml25.{slug} needs a module docstring"
+    names = getattr(mod, "__all__", None)
+    assert names, f"icml25.{slug} must define __all__"
+    for name in names:
+        obj = getattr(mod, name)
+        if callable(obj):
+            assert obj.__doc__, f"icml25.{slug}.{name} has no docstring"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_data_folders_have_source(slug: str) -> None:
+    for data in (PACKAGE_ROOT / slug).rglob("data"):
+        if data.is_dir():
+            assert (data / "SOURCE.md").exists(), f"{data} has no SOURCE.md (origin and licence)"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_no_cross_paper_imports(slug: str) -> None:
+    pattern = re.compile(r"icml25\.([a-z_0-9]+)")
+    for py in (PACKAGE_ROOT / slug).rglob("*.py"):
+        for m in pattern.findall(py.read_text(encoding="utf-8")):
+            assert m not in ALL_SLUGS or m == slug, f"{py} imports icml25.{m}; move shared code to core/ or llm/"
+
+
+def test_readme_table_is_generated() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert papers_markdown() in text, "README's table of papers is stale: paste `icml25 list --markdown`"
