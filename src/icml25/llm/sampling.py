@@ -1,0 +1,157 @@
+"""Backend-independent batched decoding: temperature / nucleus sampling, end-of-text and stop strings.
+
+A backend supplies the logits of the first new token and a ``step(tokens)`` function that feeds the chosen
+tokens (shape ``(rows, 1)``) and returns the next logits; :func:`decode_loop` does the rest and
+:func:`to_generations` turns the sampled ids into :class:`~icml25.llm.base.Generation` objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from .base import Generation, truncate_at_stop
+
+__all__ = ["check_sampling_args", "sample_tokens", "decode_loop", "to_generations", "make_generator"]
+
+
+def check_sampling_args(n: Any, temperature: Any, top_p: Any, max_tokens: Any, stop: Any) -> list[str]:
+    """Validate the common ``generate`` arguments; return ``stop`` as a list (empty strings dropped)."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    if not isinstance(temperature, (int, float)) or temperature < 0:
+        raise ValueError(f"temperature must be a float >= 0 (0 = greedy), got {temperature!r}")
+    if not isinstance(top_p, (int, float)) or not 0 < top_p <= 1:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
+        raise ValueError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
+    if stop is None:
+        return []
+    if isinstance(stop, str):
+        stop = [stop]
+    if not isinstance(stop, (list, tuple)) or not all(isinstance(s, str) for s in stop):
+        raise TypeError(f"stop must be a string or a list of strings, got {stop!r}")
+    return [s for s in stop if s]
+
+
+def make_generator(seed: int | None, fallback: Any) -> torch.Generator:
+    """A CPU torch generator seeded with ``seed`` (or with a seed drawn from the numpy Generator ``fallback``)."""
+    if seed is None:
+        seed = int(fallback.integers(0, 2**62))
+    elif not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+    return torch.Generator().manual_seed(int(seed))
+
+
+def sample_tokens(logits: torch.Tensor, temperature: float, top_p: float,
+                  generator: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Choose one token per row.
+
+    Parameters
+    ----------
+    logits : Tensor, shape (R, V)
+        Next-token scores.
+    temperature : float
+        0 picks the arg-max (greedy); otherwise sample from ``softmax(logits / temperature)``.
+    top_p : float
+        Nucleus sampling: keep the smallest set of most likely tokens with total probability >= ``top_p``.
+    generator : torch.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    tokens : LongTensor, shape (R,)
+    logprobs : Tensor, shape (R,)
+        ``log softmax(logits)`` at the chosen tokens (the model's, i.e. before temperature and top-p).
+    """
+    logits = logits.float()
+    logp = torch.log_softmax(logits, dim=-1)
+    if temperature == 0:
+        tok = logits.argmax(dim=-1)
+    else:
+        probs = torch.softmax(logits / temperature, dim=-1)
+        if top_p < 1.0:
+            sp, si = probs.sort(dim=-1, descending=True)
+            sp[(sp.cumsum(dim=-1) - sp) >= top_p] = 0.0
+            choice = torch.multinomial(sp, 1, generator=generator)
+            tok = si.gather(1, choice).squeeze(1)
+        else:
+            tok = torch.multinomial(probs, 1, generator=generator).squeeze(1)
+    return tok, logp.gather(1, tok[:, None]).squeeze(1)
+
+
+def decode_loop(first_logits: torch.Tensor, step: Callable[[torch.Tensor], torch.Tensor], max_tokens: int,
+                temperature: float, top_p: float, stop: Sequence[str], eot_id: int | None, pad_id: int,
+                decode: Callable[[list[int]], str], generator: torch.Generator | None,
+                ) -> tuple[list[list[int]], list[list[float]], list[str]]:
+    """Sample up to ``max_tokens`` tokens per row.
+
+    A row finishes on ``eot_id`` (not included in its ids) or when its generated text contains a stop string
+    (checked on a decoded tail, so the per-step cost is independent of the length so far). Finished rows keep
+    being fed ``pad_id`` until every row is done or ``max_tokens`` is reached.
+
+    Returns
+    -------
+    ids, logprobs, finish_reasons : per row
+        Generated token ids (with the tokens that completed a stop string), their log-probabilities, and
+        ``"stop"`` or ``"length"``.
+    """
+    R = first_logits.shape[0]
+    toks = torch.full((R, max(max_tokens, 1)), pad_id, dtype=torch.long)
+    lps = torch.zeros(R, max(max_tokens, 1))
+    done = torch.zeros(R, dtype=torch.bool)
+    lengths = torch.full((R,), max_tokens, dtype=torch.long)
+    finish = ["length"] * R
+    tail = max((len(s.encode("utf-8")) for s in stop), default=0) + 3
+    rows_ids: list[list[int]] = [[] for _ in range(R)] if stop else []
+    logits = first_logits
+    for t in range(max_tokens):
+        tok, lp = sample_tokens(logits, temperature, top_p, generator)
+        tok = torch.where(done, torch.full_like(tok, pad_id), tok)
+        toks[:, t] = tok
+        lps[:, t] = lp
+        newly = ~done & (tok == eot_id) if eot_id is not None else torch.zeros_like(done)
+        if stop:
+            tl = tok.tolist()
+            for r in (~done & ~newly).nonzero().flatten().tolist():
+                ids = rows_ids[r]
+                ids.append(tl[r])
+                text = decode(ids[-tail:])
+                if any(s in text for s in stop):
+                    newly[r] = True
+                    lengths[r] = t + 1
+                    finish[r] = "stop"
+        if eot_id is not None:
+            eot_rows = ~done & (tok == eot_id)
+            if bool(eot_rows.any()):
+                lengths[eot_rows] = t
+                for r in eot_rows.nonzero().flatten().tolist():
+                    finish[r] = "stop"
+        done |= newly
+        if t + 1 == max_tokens or bool(done.all()):
+            break
+        logits = step(tok[:, None])
+    lengths_l = lengths.tolist()
+    toks_l, lps_l = toks.tolist(), lps.tolist()
+    ids_out, lp_out = [], []
+    for r in range(R):
+        n_keep = lengths_l[r]
+        ids_out.append(toks_l[r][:n_keep])
+        # the end-of-text token's own log-probability belongs to the sampled event: keep it
+        n_lp = n_keep + (1 if finish[r] == "stop" and n_keep < max_tokens and toks_l[r][n_keep] == eot_id else 0)
+        lp_out.append(lps_l[r][:n_lp])
+    return ids_out, lp_out, finish
+
+
+def to_generations(ids: list[list[int]], logprobs: list[list[float]], finish: list[str],
+                   decode: Callable[[list[int]], str], stop: Sequence[str], n: int) -> list[list[Generation]]:
+    """Group rows ``i*n .. i*n+n-1`` into the ``n`` generations of prompt ``i`` (text cut before a stop)."""
+    gens = []
+    for r in range(len(ids)):
+        text, found = truncate_at_stop(decode(ids[r]), list(stop))
+        reason = "stop" if found is not None else finish[r]
+        gens.append(Generation(text=text, token_logprobs=[float(x) for x in logprobs[r]], finish_reason=reason,
+                               stop=found))
+    return [gens[i:i + n] for i in range(0, len(gens), n)]
