@@ -1,0 +1,207 @@
+"""Training-data extraction from annotated trees (spec §2.6 SFT trajectories, §2.7 preference pairs).
+
+Records are JSON-compatible with the official example files (``sft_data_examples.json``: ``query``/``response``;
+``rm_data_examples.json``: ``prompt``/``pos``/``neg``/``pos_count``/``neg_count``) and convert to TRL's
+``prompt``/``chosen``/``rejected`` columns.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import asdict, dataclass
+
+from .step_format import StepFormat
+from .tree import Node, Tree
+
+__all__ = ["SFTRecord", "PairRecord", "extract_sft", "extract_pairs", "filter_pairs", "final_answer_pairs",
+           "edit_distance", "to_trl", "descendant_counts"]
+
+
+@dataclass
+class SFTRecord:
+    """One policy SFT example: ``query`` (question), ``response`` (full solution text), its avg/min Q."""
+
+    query: str
+    response: str
+    avg_q: float
+    min_q: float
+
+    def to_dict(self) -> dict:
+        """Official-format dict (``query``, ``response``) plus the Q statistics."""
+        return asdict(self)
+
+
+@dataclass
+class PairRecord:
+    """One PPM preference pair: shared ``prompt`` (question + steps up to the parent), ``pos``/``neg`` step
+    texts (whole responses for final-answer pairs), counts of positives/negatives chosen at the node, margin."""
+
+    prompt: str
+    pos: str
+    neg: str
+    pos_count: int
+    neg_count: int
+    margin: float
+    kind: str = "step"  # "step" (sibling steps) or "final" (whole trajectories)
+
+    def to_dict(self) -> dict:
+        """Official-format dict (``prompt``, ``pos``, ``neg``, ``pos_count``, ``neg_count``) plus extras."""
+        return asdict(self)
+
+
+def _avg_min_q(path: list[Node]) -> tuple[float, float]:
+    qs = [n.Q for n in path]
+    return sum(qs) / len(qs), min(qs)
+
+
+def extract_sft(trees: list[Tree], top_k: int = 2, fmt: StepFormat | None = None) -> list[SFTRecord]:
+    """Top-``top_k`` correct trajectories per tree ranked by ``(avg Q, min Q)`` descending (spec §2.6).
+
+    Trajectories whose text contains "error" are dropped; trees without a correct trajectory give nothing.
+    """
+    if top_k < 1:
+        raise ValueError(f"top_k must be >= 1, got {top_k}")
+    out = []
+    for t in trees:
+        cands = []
+        for path in t.trajectories():
+            if not path[-1].correct:
+                continue
+            text = "".join(n.text for n in path)
+            if "error" in text.lower():
+                continue
+            a, m = _avg_min_q(path)
+            cands.append((a, m, text))
+        cands.sort(key=lambda x: (-x[0], -x[1]))
+        out += [SFTRecord(t.question, text, a, m) for a, m, text in cands[:top_k]]
+    return out
+
+
+def descendant_counts(tree: Tree) -> dict[int, tuple[int, int]]:
+    """``id(node) -> (n_correct, n_wrong)``: valid answer terminals in the subtree with Q=+1 / Q=-1 (spec §2.7.1).
+
+    A terminal answer counts as correct when it was checked correct (or, at inference, when Q > 0). Failure
+    terminals (code errors, depth, unparsable) are never counted as wrong.
+    """
+    counts: dict[int, tuple[int, int]] = {}
+
+    def rec(n: Node) -> tuple[int, int]:
+        c = w = 0
+        if n.is_answer:
+            ok = n.correct if n.correct is not None else n.Q > 0
+            c, w = (1, 0) if ok else (0, 1)
+        for ch in n.children:
+            a, b = rec(ch)
+            c, w = c + a, w + b
+        counts[id(n)] = (c, w)
+        return c, w
+
+    rec(tree.root)
+    return counts
+
+
+def _continuation_avg_q(node: Node, counts: dict[int, tuple[int, int]], best: bool) -> float:
+    qs, n = [node.Q], node
+    while n.children:
+        cands = [c for c in n.children if counts[id(c)][0 if best else 1] > 0]
+        if not cands:
+            break
+        n = max(cands, key=lambda c: c.Q) if best else min(cands, key=lambda c: c.Q)
+        qs.append(n.Q)
+    return sum(qs) / len(qs)
+
+
+def extract_pairs(trees: list[Tree], min_margin: float = 0.5, min_edit: int = 20, include_final: bool = True,
+                  fmt: StepFormat | None = None) -> list[PairRecord]:
+    """Preference pairs of spec §2.7: 2+2 / 1-vs-4 sibling pairs, continuation check, filters, final pairs.
+
+    Parameters
+    ----------
+    trees : list of Tree
+        Annotated search trees.
+    min_margin : float
+        Keep pairs with ``Q(pos) - Q(neg) >= min_margin`` (official 0.5; 0 keeps every ordered pair).
+    min_edit : int
+        Keep pairs whose step texts differ by at least this character edit distance (official 20).
+    include_final : bool
+        Add final-answer pairs (whole trajectories, 2 best correct vs 2 worst wrong).
+    fmt : StepFormat
+        Prompt format for the shared prefix.
+
+    Returns
+    -------
+    list of PairRecord
+    """
+    fmt = fmt or StepFormat()
+    raw: list[PairRecord] = []
+    for t in trees:
+        counts = descendant_counts(t)
+        c_root, w_root = counts[id(t.root)]
+        if c_root == 0 or w_root == 0:
+            continue  # spec §2.7.6: all-correct or all-wrong problems carry no signal
+        queue = deque([t.root])
+        while queue:
+            node = queue.popleft()
+            queue.extend(node.children)
+            c, w = counts[id(node)]
+            if c == 0 or w == 0 or not node.children:
+                continue
+            all_pos = sorted([ch for ch in node.children if counts[id(ch)][0] > 0], key=lambda x: -x.Q)
+            all_neg = sorted([ch for ch in node.children if counts[id(ch)][1] > 0], key=lambda x: x.Q)
+            if not all_pos or not all_neg:
+                continue
+            pos = all_pos[:4] if len(all_neg) == 1 else all_pos[:2]
+            neg = all_neg[:4] if len(all_pos) == 1 else all_neg[:2]
+            prefix = fmt.prompt(t.question) + "".join(n.text for n in node.path())
+            for p in pos:
+                for q in neg:
+                    if p is q or not p.Q - q.Q > 0:
+                        continue
+                    if not _continuation_avg_q(p, counts, True) > _continuation_avg_q(q, counts, False):
+                        continue
+                    raw.append(PairRecord(prefix, p.text, q.text, len(pos), len(neg), p.Q - q.Q))
+        if include_final:
+            raw += final_answer_pairs(t, fmt)
+    return filter_pairs([r for r in raw if r.kind == "step"], min_margin, min_edit) + \
+        [r for r in raw if r.kind == "final"]
+
+
+def final_answer_pairs(tree: Tree, fmt: StepFormat | None = None) -> list[PairRecord]:
+    """Whole-trajectory pairs: the 2 correct trajectories with highest avg Q vs the 2 wrong ones with lowest."""
+    fmt = fmt or StepFormat()
+    good, bad = [], []
+    for path in tree.trajectories():
+        a, _ = _avg_min_q(path)
+        text = "".join(n.text for n in path)
+        (good if path[-1].correct else bad).append((a, text))
+    good.sort(key=lambda x: -x[0])
+    bad.sort(key=lambda x: x[0])
+    good, bad = good[:2], bad[:2]
+    prefix = fmt.prompt(tree.question)
+    return [PairRecord(prefix, g, b, len(good), len(bad), ga - ba, kind="final")
+            for ga, g in good for ba, b in bad]
+
+
+def filter_pairs(pairs: list[PairRecord], min_margin: float = 0.5, min_edit: int = 20) -> list[PairRecord]:
+    """Official filter: ``margin >= min_margin`` and character edit distance ``>= min_edit``."""
+    return [p for p in pairs if p.margin >= min_margin and edit_distance(p.pos, p.neg, cap=min_edit) >= min_edit]
+
+
+def edit_distance(a: str, b: str, cap: int | None = None) -> int:
+    """Levenshtein distance between two strings (character level); stops early once it exceeds ``cap``."""
+    if len(a) < len(b):
+        a, b = b, a
+    if cap is not None and len(a) - len(b) >= cap:
+        return len(a) - len(b)
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+        prev = cur
+    return prev[-1]
+
+
+def to_trl(pairs: list[PairRecord]) -> list[dict]:
+    """TRL ``RewardTrainer`` rows: ``{"prompt", "chosen", "rejected", "margin"}``."""
+    return [{"prompt": p.prompt, "chosen": p.pos, "rejected": p.neg, "margin": p.margin} for p in pairs]
