@@ -1,0 +1,121 @@
+"""The paper's pretrained MNIST models and test images (shipped), and small digits networks trained here.
+
+``load_model('mnist_mlp')`` and ``load_model('mnist_convsmall')`` rebuild the released Lipschitz-regularised
+networks (architectures in ``data/SOURCE.md``) from their ``.npz`` state dicts; ``load_images('mnist')`` returns
+the paper's 200 MNIST test images. :func:`train_digits_mlp` trains the small scikit-learn-digits MLPs used for the
+tightness checks against the exact and SDP oracles.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from icml25.core.data import resolve_data
+
+__all__ = ["load_model", "load_images", "train_digits_mlp", "digits_data", "MODELS"]
+
+_URL = "https://github.com/thomasdeltort/SDP-CROWN/raw/c0ee99b27ecdcc00ea82ed25f99a79d87582a98e/"
+
+#: shipped models: name -> (input shape, builder of the nn.Sequential, {state-dict key prefix: module index})
+MODELS = ("mnist_mlp", "mnist_convsmall")
+
+
+def _mnist_mlp() -> tuple[nn.Sequential, dict[str, int]]:
+    seq = nn.Sequential(nn.Flatten(), nn.Linear(784, 100), nn.ReLU(), nn.Linear(100, 100), nn.ReLU(),
+                        nn.Linear(100, 10))
+    return seq, {"1": 1, "3": 3, "5": 5}
+
+
+def _mnist_convsmall() -> tuple[nn.Sequential, dict[str, int]]:
+    seq = nn.Sequential(nn.Conv2d(1, 16, 4, 2, 1), nn.ReLU(), nn.Conv2d(16, 32, 4, 2, 1), nn.ReLU(), nn.Flatten(),
+                        nn.Linear(1568, 100), nn.ReLU(), nn.Linear(100, 10))
+    return seq, {"conv1": 0, "conv2": 2, "fc1": 5, "fc2": 7}
+
+
+_BUILDERS = {"mnist_mlp": _mnist_mlp, "mnist_convsmall": _mnist_convsmall}
+
+
+def load_model(name: str, path: str | Path | None = None) -> nn.Sequential:
+    """Load one of the paper's released MNIST models as an ``nn.Sequential`` (float32, eval mode).
+
+    Parameters
+    ----------
+    name : {'mnist_mlp', 'mnist_convsmall'}
+        Model name (Table 1 rows "MNIST MLP" and "MNIST ConvSmall").
+    path : path-like, optional
+        A ``.npz`` state dict to use instead of the shipped copy.
+
+    Returns
+    -------
+    nn.Sequential
+        Input ``[B, 1, 28, 28]`` in [0, 1], output 10 logits.
+    """
+    if name not in _BUILDERS:
+        raise ValueError(f"name must be one of {MODELS}, got {name!r}")
+    file = resolve_data("sdp_crown", f"{name}.npz", path=path, url=_URL + f"models/{name}.pth")
+    seq, index = _BUILDERS[name]()
+    state = np.load(file)
+    sd = {}
+    for key in state.files:
+        prefix, leaf = key.rsplit(".", 1)
+        sd[f"{index[prefix]}.{leaf}"] = torch.from_numpy(np.asarray(state[key], dtype=np.float32))
+    seq.load_state_dict(sd)
+    return seq.eval()
+
+
+def load_images(dataset: str = "mnist", n: int = 200) -> tuple[torch.Tensor, torch.Tensor]:
+    """The paper's first ``n`` MNIST test images ``[n, 1, 28, 28]`` (float64 in [0, 1]) and labels ``[n]``."""
+    if dataset != "mnist":
+        raise ValueError(f"dataset must be 'mnist' (the CIFAR images are not shipped), got {dataset!r}")
+    if not 1 <= n <= 200:
+        raise ValueError(f"n must be in [1, 200], got {n}")
+    X = np.load(resolve_data("sdp_crown", "mnist_X_sdp.npy", url=_URL + "datasets/sdp/mnist/X_sdp.npy"))
+    y = np.load(resolve_data("sdp_crown", "mnist_y_sdp.npy", url=_URL + "datasets/sdp/mnist/y_sdp.npy"))
+    X = torch.from_numpy(np.asarray(X[:n], dtype=np.float64)).permute(0, 3, 1, 2).contiguous()
+    return X, torch.from_numpy(np.asarray(y[:n], dtype=np.int64))
+
+
+def digits_data(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """scikit-learn's 8×8 digits in [0, 1] (64 features), split 70/30 with ``seed``: X_tr, y_tr, X_te, y_te."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    d = load_digits()
+    X = d.data.astype(np.float64) / 16.0
+    Xtr, Xte, ytr, yte = train_test_split(X, d.target, test_size=0.3, random_state=seed, stratify=d.target)
+    return (torch.from_numpy(Xtr), torch.from_numpy(ytr).long(), torch.from_numpy(Xte), torch.from_numpy(yte).long())
+
+
+def train_digits_mlp(hidden: tuple[int, ...] = (16, 16), steps: int = 300, lip_penalty: float = 0.05,
+                     seed: int = 0, data: Any = None) -> nn.Sequential:
+    """Train a small MLP on the digits with cross-entropy + ``lip_penalty · Π‖W‖₂`` (spec §5, mimics the
+    paper's Lipschitz-regularised retraining); full-batch Adam, lr 1e-2.
+
+    Returns
+    -------
+    nn.Sequential
+        float64 network 64 → hidden → 10.
+    """
+    Xtr, ytr, _, _ = digits_data(seed) if data is None else data
+    torch.manual_seed(seed)
+    layers: list[nn.Module] = []
+    prev = Xtr.shape[1]
+    for h in hidden:
+        layers += [nn.Linear(prev, h), nn.ReLU()]
+        prev = h
+    layers.append(nn.Linear(prev, 10))
+    model = nn.Sequential(*layers).double()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    linears = [m for m in model if isinstance(m, nn.Linear)]
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(Xtr), ytr)
+        lip = torch.stack([torch.linalg.matrix_norm(m.weight, ord=2) for m in linears]).prod()
+        (loss + lip_penalty * lip).backward()
+        opt.step()
+    return model.eval()

@@ -1,0 +1,129 @@
+"""Per-ReLU-layer linear relaxations and offsets: CROWN's box offset and SDP-CROWN's ℓ2 offset (Theorem 4.1).
+
+For coefficients ``c`` on a ReLU output and ``g`` on its input, both offsets are constants ``h`` with
+``cᵀReLU(z) ≥ gᵀz + h`` on a set that contains every reachable ``z``: CROWN's holds on the box ``[l, u]``,
+SDP-CROWN's on the ball ``‖z − ẑ‖₂ ≤ ρ``. All functions are batched: ``c, g`` have shape ``[B, S, n]`` (batch,
+specification rows, neurons), ``ẑ`` ``[B, n]``, ``ρ`` ``[B]``, ``λ`` ``[B, S]``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+__all__ = ["relu_relaxation", "crown_offset", "sdp_offset", "best_lambda", "sdp_offset_zero_centre"]
+
+
+def relu_relaxation(lower: torch.Tensor, upper: torch.Tensor, alpha: torch.Tensor | None
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """CROWN's linear bounds of ``ReLU`` on ``[l, u]`` (Section 2, α-CROWN lower slope).
+
+    Parameters
+    ----------
+    lower, upper : Tensor [B, n]
+        Pre-activation bounds.
+    alpha : Tensor [B, S, n] or None
+        Lower slopes of unstable neurons in [0, 1]; None uses CROWN's heuristic (1 if ``u > −l`` else 0).
+
+    Returns
+    -------
+    lower_slope : Tensor [B, S, n] or [B, 1, n]
+        ``a ≥ lower_slope · z`` (1 for stable active, 0 for stable inactive neurons).
+    upper_slope, upper_icpt : Tensor [B, 1, n]
+        ``a ≤ upper_slope · z + upper_icpt`` (``u/(u−l)``, ``−ul/(u−l)`` for unstable neurons).
+    """
+    active = lower >= 0
+    unstable = (lower < 0) & (upper > 0)
+    denom = (upper - lower).clamp_min(1e-30)
+    upper_slope = torch.where(unstable, upper / denom, active.to(lower.dtype))
+    upper_icpt = torch.where(unstable, -upper * lower / denom, torch.zeros_like(lower))
+    if alpha is None:
+        alpha = (upper > -lower).to(lower.dtype).unsqueeze(1)
+    lower_slope = torch.where(unstable.unsqueeze(1), alpha, active.unsqueeze(1).to(lower.dtype))
+    return lower_slope, upper_slope.unsqueeze(1), upper_icpt.unsqueeze(1)
+
+
+def crown_offset(c: torch.Tensor, upper_icpt: torch.Tensor) -> torch.Tensor:
+    """CROWN's offset ``Σᵢ min(cᵢ, 0) γᵢ`` (upper-line intercepts γ), shape ``[B, S]``."""
+    return (c.clamp(max=0) * upper_icpt).sum(-1)
+
+
+def sdp_offset(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: torch.Tensor,
+               lam: torch.Tensor) -> torch.Tensor:
+    """SDP-CROWN offset ``h(g, λ)`` of Theorem 4.1.
+
+    ``h = −½ (λ(ρ² − ‖ẑ‖²) + ‖φ‖²/λ)`` with ``φᵢ = min{cᵢ − gᵢ − λẑᵢ, gᵢ + λẑᵢ, 0}``, so that
+    ``cᵀReLU(z) ≥ gᵀz + h`` for every ``‖z − ẑ‖₂ ≤ ρ`` and every ``λ > 0``. Evaluated per coordinate without
+    cancellation: ``min(p, 0)²/λ − λẑ²`` equals ``(c−g)²/λ − 2(c−g)ẑ`` when ``p = c−g−λẑ < 0`` and
+    ``g²/λ + 2gẑ`` when ``p = g+λẑ < 0`` (exact algebra), ``−λẑ²`` otherwise.
+
+    Parameters
+    ----------
+    c, g : Tensor [B, S, n]
+        Coefficients on the ReLU output and input.
+    centre : Tensor [B, n]
+        Ball centre ``ẑ``.
+    radius : Tensor [B]
+        Ball radius ``ρ ≥ 0``.
+    lam : Tensor [B, S]
+        Multipliers ``λ > 0``.
+
+    Returns
+    -------
+    Tensor [B, S]
+    """
+    lam3 = lam.unsqueeze(-1)
+    zc = centre.unsqueeze(1)
+    a = c - g
+    neg_sq = -lam3 * zc * zc
+    t1 = torch.where(a - lam3 * zc < 0, a * a / lam3 - 2 * a * zc, neg_sq)  # Eq. (Thm 4.1), first piece
+    t2 = torch.where(g + lam3 * zc < 0, g * g / lam3 + 2 * g * zc, neg_sq)  # second piece
+    per_coord = torch.maximum(t1, t2)
+    return -0.5 * (lam * radius.unsqueeze(-1) ** 2 + per_coord.sum(-1))
+
+
+@torch.no_grad()
+def best_lambda(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: torch.Tensor,
+                lo: float = 1e-6, hi: float = 1e6, steps: int = 64) -> torch.Tensor:
+    """``argmax_λ h(g, λ)`` per row by golden-section search on ``log λ`` (``h`` is concave in λ).
+
+    Parameters
+    ----------
+    c, g, centre, radius
+        As in :func:`sdp_offset`.
+    lo, hi : float
+        Search interval for λ (λ is clamped to it).
+    steps : int
+        Golden-section iterations (64 shrink the log-interval by 1e-13).
+
+    Returns
+    -------
+    Tensor [B, S]
+        The maximising λ (within the interval).
+    """
+    inv_phi = (math.sqrt(5) - 1) / 2
+    shape = c.shape[:2]
+    a = torch.full(shape, math.log(lo), dtype=c.dtype)
+    b = torch.full(shape, math.log(hi), dtype=c.dtype)
+    x1 = b - inv_phi * (b - a)
+    x2 = a + inv_phi * (b - a)
+    f1 = sdp_offset(c, g, centre, radius, x1.exp())
+    f2 = sdp_offset(c, g, centre, radius, x2.exp())
+    for _ in range(steps):
+        left = f1 >= f2  # the maximum lies in [a, x2]
+        a = torch.where(left, a, x1)
+        b = torch.where(left, x2, b)
+        nx1 = torch.where(left, b - inv_phi * (b - a), x2)
+        nx2 = torch.where(left, x1, a + inv_phi * (b - a))
+        f_new = sdp_offset(c, g, centre, radius, torch.where(left, nx1, nx2).exp())
+        f1, f2 = torch.where(left, f_new, f2), torch.where(left, f1, f_new)
+        x1, x2 = nx1, nx2
+    best = torch.where(f1 >= f2, x1, x2).exp()
+    return best
+
+
+def sdp_offset_zero_centre(c: torch.Tensor, g: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
+    """Theorem 5.2: ``max_λ h(g, λ) = −ρ ‖min{c − g, g, 0}‖₂`` when the ball is centred at 0; shape ``[B, S]``."""
+    phi = torch.minimum(torch.minimum(c - g, g), torch.zeros_like(g))
+    return -radius.unsqueeze(-1) * phi.norm(dim=-1)

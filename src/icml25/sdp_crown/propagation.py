@@ -1,0 +1,281 @@
+"""Backward linear bound propagation under an ℓ2 input ball: CROWN, α-CROWN and SDP-CROWN (Sections 2, 4, App. A-B).
+
+One backward pass bounds ``Sᵀz⁽ᵐ⁾`` from below: coefficients ``Λ`` start at ``S W⁽ᵐ⁾``; at every ReLU layer the
+coefficients ``c = Λ`` on the ReLU output become ``g = c₊⊙α + c₋⊙β`` on its input plus a constant offset (CROWN's
+box offset, SDP-CROWN's ``h(g, λ)`` of Theorem 4.1, or the larger of both in the hybrid mode); at the input the
+ball gives ``Λx̂ + bias − ρ‖Λ‖₂``. Intermediate bounds use ``S = [I; −I]``; the final pass uses the
+specification matrix ``C``. α (per start node, row, neuron) and λ (per start node, layer, row) are optimised by
+Adam on ``−Σ`` final bounds, keeping the elementwise best intermediate and final bounds seen.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+
+from .network import BoundedNet
+from .offsets import best_lambda, crown_offset, relu_relaxation, sdp_offset
+
+__all__ = ["compute_bounds", "spec_matrix", "METHODS"]
+
+#: bound methods: offset rule used at every ReLU layer and whether slopes are optimised
+METHODS = ("crown", "alpha-crown", "sdp-crown", "sdp-crown-hybrid")
+_OFFSET = {"crown": "crown", "alpha-crown": "crown", "sdp-crown": "sdp", "sdp-crown-hybrid": "hybrid"}
+
+
+def spec_matrix(labels: Any, n_classes: int) -> torch.Tensor:
+    """Specification ``C`` with rows ``e_y − e_j`` for every ``j ≠ y`` (Section 2); shape ``[B, q−1, q]`` (float64)."""
+    labels = torch.as_tensor(labels).flatten()
+    if labels.dtype.is_floating_point or labels.numel() == 0:
+        raise TypeError(f"labels must be a non-empty integer tensor, got dtype {labels.dtype}")
+    if labels.min() < 0 or labels.max() >= n_classes:
+        raise ValueError(f"labels must lie in [0, {n_classes - 1}], got range [{int(labels.min())}, {int(labels.max())}]")
+    eye = torch.eye(n_classes, dtype=torch.float64)
+    rows = []
+    for y in labels.tolist():
+        others = [j for j in range(n_classes) if j != y]
+        rows.append(eye[y].unsqueeze(0) - eye[others])
+    return torch.stack(rows)
+
+
+class _Problem:
+    """Everything fixed during one bound computation: weights, centres ``ẑ⁽ᵏ⁾``, radii ``ρ⁽ᵏ⁾``, Gram matrix."""
+
+    def __init__(self, net: BoundedNet, x: torch.Tensor, eps: torch.Tensor) -> None:
+        self.W, self.b = net.weights, net.biases
+        self.x, self.eps = x, eps
+        self.zhat = [z.detach() for z in net.pre_activations(x)]
+        norms = net.spectral_norms()
+        self.rho, r = [], eps
+        for k in range(len(self.W) - 1):
+            r = r * norms[k]  # ρ⁽ᵏ⁾ = ρ Π_{j≤k} ‖W⁽ʲ⁾‖₂ (ReLU is 1-Lipschitz)
+            self.rho.append(r)
+        w0 = self.W[0]
+        self.gram = w0 @ w0.T if w0.shape[1] > w0.shape[0] else None
+
+    def input_norm(self, g: torch.Tensor) -> torch.Tensor:
+        """Row norms ``‖g W⁽¹⁾‖₂`` of ``g`` ``[B, S, n_1]`` (via the Gram matrix when cheaper)."""
+        if self.gram is not None:
+            sq = ((g @ self.gram) * g).sum(-1)
+        else:
+            sq = (g @ self.W[0]).pow(2).sum(-1)
+        return sq.clamp_min(1e-300).sqrt()
+
+
+def _backward(P: _Problem, m: int, spec_w: torch.Tensor, spec_b: torch.Tensor, lowers: list, uppers: list,
+              alphas: dict | None, lams: dict | None, offset: str, lambda_mode: str
+              ) -> tuple[torch.Tensor, list, list]:
+    """Lower bound ``[B, S]`` of ``spec_w a⁽ᵐ⁻¹⁾ + spec_b`` (affine layer ``m``), plus per-layer offsets and λ."""
+    lam_mat, bias = spec_w, spec_b
+    offs, used_lams = [], []
+    for k in range(m - 1, -1, -1):
+        c = lam_mat
+        ls, us, ui = relu_relaxation(lowers[k], uppers[k], None if alphas is None else alphas[k])
+        g = c.clamp(min=0) * ls + c.clamp(max=0) * us
+        off = crown_offset(c, ui)
+        lam = None
+        if offset != "crown":
+            if lambda_mode == "exact" or lams is None:
+                lam = best_lambda(c.detach(), g.detach(), P.zhat[k], P.rho[k])
+            else:
+                lam = lams[k]
+            h = sdp_offset(c, g, P.zhat[k], P.rho[k], lam)  # Theorem 4.1
+            off = h if offset == "sdp" else torch.maximum(h, off)
+        offs.append(off)
+        used_lams.append(lam)
+        if k == 0:
+            bound = bias + off + (g * P.zhat[0].unsqueeze(1)).sum(-1) - P.eps.unsqueeze(1) * P.input_norm(g)
+            return bound, offs[::-1], used_lams[::-1]
+        bias = bias + off + g @ P.b[k]
+        lam_mat = g @ P.W[k]
+    # m == 0: no ReLU below; spec_w already holds the coefficients on the input
+    return spec_b + (spec_w * P.x.unsqueeze(1)).sum(-1) - P.eps.unsqueeze(1) * spec_w.norm(dim=-1), [], []
+
+
+def _layer_spec(P: _Problem, m: int, B: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``S W⁽ᵐ⁾`` and ``S b⁽ᵐ⁾`` for ``S = [I; −I]`` (lower and upper bound of every neuron of layer m)."""
+    w, b = P.W[m], P.b[m]
+    sw = torch.cat([w, -w]).unsqueeze(0).expand(B, -1, -1)
+    sb = torch.cat([b, -b]).unsqueeze(0).expand(B, -1)
+    return sw, sb
+
+
+def _all_bounds(P: _Problem, CW: torch.Tensor, Cb: torch.Tensor, params: dict, fixed: dict, best: dict,
+                offset: str, lambda_mode: str) -> tuple[torch.Tensor, list, list, list, list]:
+    """One full round: intermediate bounds of every ReLU layer, then the final specification pass."""
+    B = P.x.shape[0]
+    r0 = P.eps.unsqueeze(1) * P.W[0].norm(dim=1)
+    lowers, uppers = [P.zhat[0] - r0], [P.zhat[0] + r0]  # layer 1 is exact
+    n_relu = len(P.W) - 1
+    for m in range(1, n_relu):
+        if m in fixed:
+            lowers.append(fixed[m][0])
+            uppers.append(fixed[m][1])
+            continue
+        sw, sb = _layer_spec(P, m, B)
+        lb, _, _ = _backward(P, m, sw, sb, lowers, uppers, params["alpha"].get(m), params["lam"].get(m),
+                             offset, lambda_mode)
+        n = P.W[m].shape[0]
+        lo, up = lb[:, :n], -lb[:, n:]
+        if m in best:
+            lo = torch.maximum(lo, best[m][0])
+            up = torch.minimum(up, best[m][1])
+        lowers.append(lo)
+        uppers.append(up)
+    final, offs, lams = _backward(P, n_relu, CW, Cb, lowers, uppers, params["alpha"].get(n_relu),
+                                  params["lam"].get(n_relu), offset, lambda_mode)
+    return final, lowers, uppers, offs, lams
+
+
+def _check_eps(eps: Any, B: int) -> torch.Tensor:
+    e = torch.as_tensor(eps, dtype=torch.float64).flatten()
+    if e.numel() == 1:
+        e = e.expand(B).clone()
+    if e.numel() != B:
+        raise ValueError(f"eps must be a float or a tensor of {B} radii, got {e.numel()} values")
+    if not torch.isfinite(e).all() or (e < 0).any():
+        raise ValueError(f"eps must be finite and >= 0, got {e.tolist()[:5]}")
+    return e
+
+
+def _check_spec(C: Any, B: int, q: int) -> torch.Tensor:
+    if C is None:
+        return torch.eye(q, dtype=torch.float64).unsqueeze(0).expand(B, -1, -1)
+    C = torch.as_tensor(C)
+    if not C.dtype.is_floating_point and C.dim() == 1:
+        if C.numel() != B:
+            raise ValueError(f"labels must have one entry per input ({B}), got {C.numel()}")
+        return spec_matrix(C, q)
+    C = C.to(torch.float64)
+    if C.dim() == 2:
+        C = C.unsqueeze(0).expand(B, -1, -1)
+    if C.dim() != 3 or C.shape[0] != B or C.shape[2] != q:
+        raise ValueError(f"C must be labels [B], a matrix [m, {q}] or a tensor [{B}, m, {q}], got {tuple(C.shape)}")
+    return C
+
+
+def compute_bounds(net: BoundedNet, x: Any, eps: Any, C: Any = None, method: str = "sdp-crown", iters: int = 300,
+                   lr_alpha: float = 0.5, lr_lambda: float = 0.05, decay: float = 0.98, lambda_mode: str = "adam",
+                   optimize_from_layer: int = 1, intermediate_bounds: list | None = None) -> tuple[torch.Tensor, dict]:
+    """Certified lower bounds of ``C f(x')`` over the ℓ2 ball ``‖x' − x‖₂ ≤ eps`` (SDP-CROWN, Algorithm of §4/App. A).
+
+    Parameters
+    ----------
+    net : BoundedNet
+        The network.
+    x : array-like [B, *input_shape] or [B, n_0]
+        Ball centres.
+    eps : float or array-like [B]
+        ℓ2 radii (≥ 0), in the raw input space.
+    C : None, integer labels [B], matrix [m, q] or tensor [B, m, q]
+        Specification; labels give rows ``e_y − e_j`` (margins), None bounds every logit.
+    method : {'crown', 'alpha-crown', 'sdp-crown', 'sdp-crown-hybrid'}
+        Offset rule: CROWN's box offset; the paper's SDP offset ``h(g, λ)`` (replace mode, Eq. of Thm 4.1); or
+        ``max`` of both per layer and row (hybrid, an extension). 'crown' never optimises.
+    iters : int
+        Adam iterations (0 = CROWN slopes; λ then from ``lambda_mode``).
+    lr_alpha, lr_lambda, decay : float
+        Adam learning rates for α and λ, multiplied by ``decay`` every iteration (paper: 0.5, 0.05, 0.98).
+    lambda_mode : {'adam', 'exact'}
+        'adam' optimises λ jointly with α (paper); 'exact' maximises each λ by golden-section search in every pass.
+    optimize_from_layer : int
+        Intermediate bounds of ReLU layers with index < this (0-based) are computed once, before optimisation,
+        with CROWN slopes and exact λ, then kept fixed (used for wide conv layers).
+    intermediate_bounds : list of (Tensor [B, n_k], Tensor [B, n_k]), optional
+        Fixed pre-activation bounds for ReLU layers 1..N−2 (0-based index ≥ 1) instead of computing them.
+
+    Returns
+    -------
+    lower : Tensor [B, m]
+        Certified lower bounds (float64).
+    info : dict
+        ``lowers``/``uppers`` (intermediate bounds), ``offsets`` (per ReLU layer, final pass, [B, m]), ``lambdas``,
+        ``seconds``.
+    """
+    if not isinstance(net, BoundedNet):
+        raise TypeError(f"net must be a BoundedNet, got {type(net).__name__}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS + ('lipnaive',)}, got {method!r}")
+    if lambda_mode not in ("adam", "exact"):
+        raise ValueError(f"lambda_mode must be 'adam' or 'exact', got {lambda_mode!r}")
+    if not isinstance(iters, int) or iters < 0:
+        raise ValueError(f"iters must be an int >= 0, got {iters!r}")
+    t0 = time.perf_counter()
+    x = net.flatten_input(x)
+    B = x.shape[0]
+    P = _Problem(net, x, _check_eps(eps, B))
+    Cm = _check_spec(C, B, net.n_classes)
+    CW = Cm @ P.W[-1]
+    Cb = Cm @ P.b[-1]
+    offset = _OFFSET[method]
+    n_relu = len(P.W) - 1
+    if method == "crown":
+        iters = 0
+    fixed: dict = {}
+    if intermediate_bounds is not None:
+        if len(intermediate_bounds) != n_relu:
+            raise ValueError(f"intermediate_bounds needs {n_relu} (lower, upper) pairs, got {len(intermediate_bounds)}")
+        fixed = {m: (torch.as_tensor(lo, dtype=torch.float64), torch.as_tensor(up, dtype=torch.float64))
+                 for m, (lo, up) in enumerate(intermediate_bounds) if m >= 1}
+    empty: dict = {"alpha": {}, "lam": {}}
+    with torch.no_grad():
+        init_mode = "exact" if offset != "crown" else lambda_mode
+        final, lowers, uppers, offs, lams = _all_bounds(P, CW, Cb, empty, fixed, {}, offset, init_mode)
+    for m in range(1, min(optimize_from_layer, n_relu)):
+        fixed.setdefault(m, (lowers[m], uppers[m]))
+    best_final = final.detach().clone()
+    best = {m: (lowers[m].detach(), uppers[m].detach()) for m in range(1, n_relu) if m not in fixed}
+    if iters > 0:
+        params = _init_params(P, Cm, lowers, uppers, fixed, with_lambda=offset != "crown" and lambda_mode == "adam")
+        groups = [{"params": [t for d in params["alpha"].values() for t in d.values()], "lr": lr_alpha}]
+        lam_list = [t for d in params["lam"].values() for t in d.values()]
+        if lam_list:
+            groups.append({"params": lam_list, "lr": lr_lambda})
+        opt = torch.optim.Adam(groups)
+        sched = torch.optim.lr_scheduler.ExponentialLR(opt, decay)
+        for it in range(iters + 1):
+            final, lowers, uppers, offs, lams = _all_bounds(P, CW, Cb, params, fixed, best, offset, lambda_mode)
+            with torch.no_grad():
+                for m in best:
+                    best[m] = (torch.maximum(best[m][0], lowers[m].detach()),
+                               torch.minimum(best[m][1], uppers[m].detach()))
+                best_final = torch.maximum(best_final, final.detach())
+            if it == iters:
+                break
+            opt.zero_grad()
+            (-final.sum()).backward()
+            opt.step()
+            sched.step()
+            with torch.no_grad():
+                for d in params["alpha"].values():
+                    for t in d.values():
+                        t.clamp_(0.0, 1.0)
+                for d in params["lam"].values():
+                    for t in d.values():
+                        t.clamp_(min=1e-6)
+    info = {"lowers": [lo.detach() for lo in lowers], "uppers": [u.detach() for u in uppers],
+            "offsets": [o.detach() for o in offs], "lambdas": [None if la is None else la.detach() for la in lams],
+            "seconds": time.perf_counter() - t0}
+    return best_final, info
+
+
+def _rows(P: _Problem, Cm: torch.Tensor, m: int) -> int:
+    return Cm.shape[1] if m == len(P.W) - 1 else 2 * P.W[m].shape[0]
+
+
+def _init_params(P: _Problem, Cm: torch.Tensor, lowers: list, uppers: list, fixed: dict, with_lambda: bool) -> dict:
+    """α initialised to CROWN's choice (1 if u > −l else 0) from the initial bounds; λ to 1 (App. A)."""
+    B, n_relu = P.x.shape[0], len(P.W) - 1
+    alpha: dict = {}
+    lam: dict = {}
+    for m in range(1, n_relu + 1):
+        if m in fixed:
+            continue
+        s = _rows(P, Cm, m)
+        alpha[m] = {k: (uppers[k] > -lowers[k]).to(torch.float64).unsqueeze(1).expand(B, s, -1).clone()
+                    .requires_grad_(True) for k in range(m)}
+        if with_lambda:
+            lam[m] = {k: torch.ones(B, s, dtype=torch.float64, requires_grad=True) for k in range(m)}
+    return {"alpha": alpha, "lam": lam}
