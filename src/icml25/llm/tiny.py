@@ -129,6 +129,7 @@ class TinyGPT:
         windows, masks = self._windows(texts, prompt_chars)
         if not windows:
             raise ValueError("texts give no trainable tokens (every token is masked by prompt_chars)")
+        all_x, all_y, lengths = self._arrays(windows, masks)
         rng = np.random.default_rng(int(self._rng.integers(0, 2**62)) if seed is None else int(seed))
         model = self.module
         decay = [p for p in model.parameters() if p.dim() >= 2]
@@ -154,7 +155,8 @@ class TinyGPT:
                 torch.manual_seed(int(rng.integers(0, 2**62)))
                 for step in iterator:
                     pick = rng.integers(0, len(windows), size=batch_size)
-                    x, y = self._batch([windows[i] for i in pick], [masks[i] for i in pick])
+                    T = int(lengths[pick].max())
+                    x, y = torch.from_numpy(all_x[pick, :T]), torch.from_numpy(all_y[pick, :T])
                     for g in opt.param_groups:
                         g["lr"] = lr_at(step)
                     logits = model(x)
@@ -190,15 +192,16 @@ class TinyGPT:
                     masks.append(m)
         return windows, masks
 
-    def _batch(self, ws: list[list[int]], ms: list[list[bool]]) -> tuple[torch.Tensor, torch.Tensor]:
-        T = max(len(w) for w in ws) - 1
-        x = torch.full((len(ws), T), self.tokenizer.pad_id, dtype=torch.long)
-        y = torch.full((len(ws), T), -100, dtype=torch.long)
+    def _arrays(self, ws: list[list[int]], ms: list[list[bool]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Inputs ``(N, L)`` (pad-filled), targets ``(N, L)`` (-100 where no loss) and lengths of the windows."""
+        L = max(len(w) for w in ws) - 1
+        x = np.full((len(ws), L), self.tokenizer.pad_id, dtype=np.int64)
+        y = np.full((len(ws), L), -100, dtype=np.int64)
         for r, (w, m) in enumerate(zip(ws, ms)):
-            x[r, :len(w) - 1] = torch.tensor(w[:-1])
-            tgt = torch.tensor(w[1:])
-            y[r, :len(w) - 1] = torch.where(torch.tensor(m), tgt, torch.full_like(tgt, -100))
-        return x, y
+            a = np.asarray(w, dtype=np.int64)
+            x[r, :len(w) - 1] = a[:-1]
+            y[r, :len(w) - 1] = np.where(np.asarray(m, dtype=bool), a[1:], -100)
+        return x, y, np.array([len(w) - 1 for w in ws])
 
     # ------------------------------------------------------------------ sampling
     @torch.inference_mode()
