@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-import numpy as np
 
 from icml25.core.data import resolve_data
 from icml25.core.seeding import check_random_state

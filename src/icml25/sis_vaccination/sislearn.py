@@ -9,6 +9,7 @@ import networkx as nx
 import numpy as np
 
 from ._params import ParamsMixin
+from ._threads import single_blas_thread
 from ._transitions import as_transitions
 from ._validation import check_probability
 
@@ -166,11 +167,12 @@ class SISLearn(ParamsMixin):
             self.n_transitions_ = 0
             self._prev_chunks: list[np.ndarray] = []
             self._next_chunks: list[np.ndarray] = []
-        X = prev.astype(np.float64)
+        X = prev.astype(np.float64)  # counts are exact in float64 below 2^53
         S = 1.0 - X
         Z = S * nxt
-        self._pair_cnt += S.T @ X
-        self._pair_inf += Z.T @ X
+        with single_blas_thread():
+            self._pair_cnt += S.T @ X
+            self._pair_inf += Z.T @ X
         self._sus_cnt += S.sum(axis=0)
         self._sus_inf += Z.sum(axis=0)
         self._dead += int((~prev.any(axis=1)).sum())
