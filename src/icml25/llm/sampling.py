@@ -83,12 +83,14 @@ def sample_tokens(logits: torch.Tensor, temperature: float, top_p: float,
 
 
 def decode_loop(first_logits: torch.Tensor, step: Callable[[torch.Tensor], torch.Tensor], max_tokens: int,
-                temperature: float, top_p: float, stop: Sequence[str], eot_id: int | None, pad_id: int,
+                temperature: float, top_p: float, stop: Sequence[str], eot_id: int | Sequence[int] | None,
+                pad_id: int,
                 decode: Callable[[list[int]], str], generator: torch.Generator | None,
                 ) -> tuple[list[list[int]], list[list[float]], list[str]]:
     """Sample up to ``max_tokens`` tokens per row.
 
-    A row finishes on ``eot_id`` (not included in its ids) or when its generated text contains a stop string
+    A row finishes on ``eot_id`` (one id or several; not included in its ids) or when its generated text contains
+    a stop string
     (checked on a decoded tail, so the per-step cost is independent of the length so far). Finished rows keep
     being fed ``pad_id`` until every row is done or ``max_tokens`` is reached.
 
@@ -104,15 +106,19 @@ def decode_loop(first_logits: torch.Tensor, step: Callable[[torch.Tensor], torch
     done = torch.zeros(R, dtype=torch.bool)
     lengths = torch.full((R,), max_tokens, dtype=torch.long)
     finish = ["length"] * R
+    ended_by_eot = [False] * R
     tail = max((len(s.encode("utf-8")) for s in stop), default=0) + 3
     rows_ids: list[list[int]] = [[] for _ in range(R)] if stop else []
+    eot = torch.tensor([] if eot_id is None else [eot_id] if isinstance(eot_id, int) else list(eot_id),
+                       dtype=torch.long)
     logits = first_logits
     for t in range(max_tokens):
         tok, lp = sample_tokens(logits, temperature, top_p, generator)
         tok = torch.where(done, torch.full_like(tok, pad_id), tok)
         toks[:, t] = tok
         lps[:, t] = lp
-        newly = ~done & (tok == eot_id) if eot_id is not None else torch.zeros_like(done)
+        is_eot = torch.isin(tok, eot)
+        newly = ~done & is_eot
         if stop:
             tl = tok.tolist()
             for r in (~done & ~newly).nonzero().flatten().tolist():
@@ -123,12 +129,13 @@ def decode_loop(first_logits: torch.Tensor, step: Callable[[torch.Tensor], torch
                     newly[r] = True
                     lengths[r] = t + 1
                     finish[r] = "stop"
-        if eot_id is not None:
-            eot_rows = ~done & (tok == eot_id)
+        if len(eot):
+            eot_rows = ~done & is_eot
             if bool(eot_rows.any()):
                 lengths[eot_rows] = t
                 for r in eot_rows.nonzero().flatten().tolist():
                     finish[r] = "stop"
+                    ended_by_eot[r] = True
         done |= newly
         if t + 1 == max_tokens or bool(done.all()):
             break
@@ -140,7 +147,7 @@ def decode_loop(first_logits: torch.Tensor, step: Callable[[torch.Tensor], torch
         n_keep = lengths_l[r]
         ids_out.append(toks_l[r][:n_keep])
         # the end-of-text token's own log-probability belongs to the sampled event: keep it
-        n_lp = n_keep + (1 if finish[r] == "stop" and n_keep < max_tokens and toks_l[r][n_keep] == eot_id else 0)
+        n_lp = n_keep + int(ended_by_eot[r])
         lp_out.append(lps_l[r][:n_lp])
     return ids_out, lp_out, finish
 

@@ -1,0 +1,202 @@
+"""HFModel: any transformers causal language model from a local folder, behind the ``icml25.llm`` interface.
+
+Nothing is downloaded unless ``allow_download=True``. Sampling uses the shared batched decoding loop
+(:mod:`icml25.llm.sampling`) on the model's own KV cache, with left padding, explicit position ids and an
+attention mask, so ``n``, ``temperature``, ``top_p``, ``stop`` and ``token_logprobs`` behave as for TinyGPT.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from icml25.core.optional import require
+
+from .base import Generation, validate_prompts
+from .sampling import check_sampling_args, decode_loop, make_generator, to_generations
+
+__all__ = ["HFModel"]
+
+_CHUNK = 32  # rows per forward pass when scoring
+
+
+class HFModel:
+    """A transformers causal LM (``AutoModelForCausalLM``) with the common ``icml25.llm`` interface.
+
+    Parameters
+    ----------
+    path : str or Path
+        Local folder with ``config.json``, weights and tokenizer files (as written by ``save_pretrained`` or
+        ``huggingface-cli download <repo> --local-dir <folder>``). A Hub repository id is accepted only with
+        ``allow_download=True``.
+    device : str
+        Torch device, e.g. ``"cpu"`` or ``"cuda"``.
+    dtype : torch.dtype or str, optional
+        Weight dtype (e.g. ``torch.bfloat16`` or ``"bfloat16"``); default: as stored, float32 on CPU.
+    trust_remote_code : bool
+        Passed to transformers (needed by models with custom code).
+    allow_download : bool
+        Allow transformers to fetch ``path`` from the Hugging Face Hub.
+    tokenizer : transformers tokenizer or str, optional
+        A tokenizer object or folder to use instead of the one in ``path``.
+    """
+
+    def __init__(self, path: str | Path, device: str = "cpu", dtype: Any = None, trust_remote_code: bool = False,
+                 allow_download: bool = False, tokenizer: Any = None):
+        transformers = require("transformers", extra="llm")
+        torch = require("torch", extra="torch")
+        if not isinstance(path, (str, Path)):
+            raise TypeError(f"path must be a folder path (str or Path), got {type(path).__name__}")
+        local = Path(path).expanduser()
+        if not allow_download and not (local / "config.json").is_file():
+            what = "does not exist" if not local.exists() else "has no config.json"
+            raise FileNotFoundError(
+                f"HFModel: the model folder {str(path)!r} {what}; pass the path of a local transformers model "
+                "folder (save_pretrained output or `huggingface-cli download <repo> --local-dir <dir>`), "
+                "or allow_download=True to fetch it from the Hugging Face Hub")
+        src = str(local) if local.exists() else str(path)
+        kw = {"local_files_only": not allow_download, "trust_remote_code": trust_remote_code}
+        if tokenizer is None or isinstance(tokenizer, (str, Path)):
+            tokenizer = transformers.AutoTokenizer.from_pretrained(str(tokenizer or src), **kw)
+        self.tokenizer = tokenizer
+        self.model = transformers.AutoModelForCausalLM.from_pretrained(src, **kw)
+        if dtype is not None:
+            self.model = self.model.to(getattr(torch, dtype) if isinstance(dtype, str) else dtype)
+        self.model = self.model.to(device).eval()
+        self.device = torch.device(device)
+        self._torch = torch
+        gen_cfg = getattr(self.model, "generation_config", None)
+        eos = getattr(gen_cfg, "eos_token_id", None)
+        if eos is None:
+            eos = tokenizer.eos_token_id
+        self.eos_ids: list[int] = [] if eos is None else ([int(eos)] if isinstance(eos, int) else [int(e) for e in eos])
+        pad = tokenizer.pad_token_id
+        self.pad_id = int(pad if pad is not None else (self.eos_ids[0] if self.eos_ids else 0))
+        bos = tokenizer.bos_token_id
+        self._start_id = int(bos if bos is not None else self.pad_id if not self.eos_ids else self.eos_ids[0])
+        self._rng = np.random.default_rng(0)
+        import inspect
+
+        params = inspect.signature(self.model.forward).parameters
+        # transformers >= 5 names the KV cache argument ``cache``; 4.x calls it ``past_key_values``
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        self._last_kw = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
+
+    def __repr__(self) -> str:
+        return f"HFModel({self.model.config.model_type}, params={self.num_parameters():,}, device={self.device})"
+
+    def num_parameters(self) -> int:
+        """Number of parameters of the network."""
+        return sum(p.numel() for p in self.model.parameters())
+
+    # ------------------------------------------------------------------ helpers
+    def _prompt_ids(self, text: str) -> list[int]:
+        ids = list(self.tokenizer(text)["input_ids"])
+        return ids or [self._start_id]  # an empty prompt starts from BOS (or EOS when there is no BOS)
+
+    def _cont_ids(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    def _pad(self, seqs: list[list[int]], left: bool) -> tuple[Any, Any]:
+        torch = self._torch
+        T = max(len(s) for s in seqs)
+        idx = torch.full((len(seqs), T), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), T), dtype=torch.long)
+        for r, s in enumerate(seqs):
+            sl = slice(T - len(s), T) if left else slice(0, len(s))
+            idx[r, sl] = torch.tensor(s, dtype=torch.long)
+            mask[r, sl] = 1
+        return idx.to(self.device), mask.to(self.device)
+
+    def _cache_of(self, out: Any) -> Any:
+        cache = getattr(out, "cache", None)
+        return cache if cache is not None else out.past_key_values
+
+    def _forward(self, idx: Any, mask: Any, **kw: Any) -> Any:
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)
+        return self.model(input_ids=idx, attention_mask=mask, position_ids=pos, **kw)
+
+    # ------------------------------------------------------------------ interface
+    def generate(self, prompts: list[str], n: int = 1, temperature: float = 1.0, top_p: float = 1.0,
+                 max_tokens: int = 64, stop: list[str] | None = None,
+                 seed: int | None = None) -> list[list[Generation]]:
+        """Sample ``n`` continuations of each prompt (``temperature=0`` is greedy).
+
+        Rows stop at the model's end-of-sequence token(s) (``generation_config.eos_token_id``) or a stop string;
+        the text is cut before the stop string. Returns ``out[i][j]``, sample ``j`` of prompt ``i``.
+        """
+        torch = self._torch
+        prompts = validate_prompts(prompts)
+        stop = check_sampling_args(n, temperature, top_p, max_tokens, stop)
+        gen = make_generator(seed, self._rng)
+        rows = [self._prompt_ids(p) for p in prompts for _ in range(n)]
+        with torch.inference_mode():
+            idx, mask = self._pad(rows, left=True)
+            out = self._forward(idx, mask, use_cache=True, **self._last_kw)
+            state = {"past": self._cache_of(out), "mask": mask,
+                     "pos": mask.sum(-1, keepdim=True) - 1}
+
+            def step(new: Any) -> Any:
+                state["mask"] = torch.cat([state["mask"], torch.ones_like(new)], dim=1)
+                state["pos"] = state["pos"] + 1
+                o = self.model(input_ids=new.to(self.device), attention_mask=state["mask"],
+                               position_ids=state["pos"], use_cache=True, **{self._cache_kw: state["past"]},
+                               **self._last_kw)
+                state["past"] = self._cache_of(o)
+                return o.logits[:, -1].float().cpu()
+
+            ids, lps, finish = decode_loop(out.logits[:, -1].float().cpu(), step, max_tokens, float(temperature),
+                                           float(top_p), stop, self.eos_ids, self.pad_id, self._decode, gen)
+        return to_generations(ids, lps, finish, self._decode, stop, n)
+
+    def logprobs(self, prompts: list[str], continuations: list[str]) -> list[np.ndarray]:
+        """Log-probability of each token of ``continuations[i]`` given ``prompts[i]``.
+
+        The prompt is encoded with the tokenizer's special tokens (e.g. BOS), the continuation without, and the
+        two id lists are concatenated. Returns one float64 array per pair (one entry per continuation token).
+        """
+        torch = self._torch
+        prompts = validate_prompts(prompts)
+        continuations = validate_prompts(continuations, "continuations")
+        if len(prompts) != len(continuations):
+            raise ValueError(f"prompts and continuations must have the same length, got {len(prompts)} and "
+                             f"{len(continuations)}")
+        pairs = [(self._prompt_ids(p), self._cont_ids(c)) for p, c in zip(prompts, continuations)]
+        out: list[np.ndarray] = []
+        with torch.inference_mode():
+            for s in range(0, len(pairs), _CHUNK):
+                chunk = pairs[s:s + _CHUNK]
+                idx, mask = self._pad([p + c for p, c in chunk], left=False)
+                logp = torch.log_softmax(self._forward(idx, mask).logits.float(), dim=-1).cpu()
+                for r, (p, c) in enumerate(chunk):
+                    pos = torch.arange(len(p) - 1, len(p) + len(c) - 1)
+                    out.append(logp[r, pos, torch.tensor(c, dtype=torch.long)].numpy().astype(np.float64))
+        return out
+
+    def _last(self, prompts: list[str], hidden: bool) -> np.ndarray:
+        torch = self._torch
+        seqs = [self._prompt_ids(p) for p in validate_prompts(prompts)]
+        res = []
+        with torch.inference_mode():
+            for s in range(0, len(seqs), _CHUNK):
+                chunk = seqs[s:s + _CHUNK]
+                idx, mask = self._pad(chunk, left=False)
+                o = self._forward(idx, mask, output_hidden_states=hidden)
+                src = o.hidden_states[-1] if hidden else o.logits
+                last = torch.tensor([len(q) - 1 for q in chunk], device=src.device)
+                res.append(src[torch.arange(len(chunk), device=src.device), last].float().cpu().numpy())
+        return np.concatenate(res, axis=0)
+
+    def next_token_logits(self, prompts: list[str]) -> np.ndarray:
+        """Logits of the token after each prompt, shape ``(len(prompts), model vocab size)``."""
+        return self._last(prompts, hidden=False)
+
+    def hidden_states(self, prompts: list[str]) -> np.ndarray:
+        """Last layer's hidden state (``hidden_states[-1]`` as transformers reports it) at each prompt's last
+        token, shape ``(len(prompts), hidden_size)``."""
+        return self._last(prompts, hidden=True)

@@ -1,0 +1,103 @@
+"""HFModel on a tiny randomly initialised GPT-2 built locally: greedy decoding equals transformers' generate."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+tokenizers = pytest.importorskip("tokenizers")
+
+from icml25.llm import HFModel, LanguageModel  # noqa: E402
+
+CORPUS = ["the quick brown fox jumps over the lazy dog", "a stitch in time saves nine"]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tk.train_from_iterator(CORPUS * 5, trainer)
+    hf_tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|endoftext|>", bos_token="<|endoftext|>")
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=len(hf_tok), n_layer=2, n_embd=32, n_head=2, n_positions=128,
+                     initializer_range=0.2, bos_token_id=hf_tok.eos_token_id, eos_token_id=hf_tok.eos_token_id)
+    d = tmp_path_factory.mktemp("gpt2tiny")
+    GPT2LMHeadModel(cfg).save_pretrained(d)
+    hf_tok.save_pretrained(d)
+    return d
+
+
+@pytest.fixture(scope="module")
+def lm(model_dir):
+    return HFModel(model_dir)
+
+
+def _reference_greedy(lm, prompt, max_new):
+    tok = lm.tokenizer
+    enc = tok(prompt, return_tensors="pt")
+    out = lm.model.generate(**enc, max_new_tokens=max_new, do_sample=False, pad_token_id=tok.eos_token_id)
+    new = out[0, enc["input_ids"].shape[1]:].tolist()
+    if tok.eos_token_id in new:
+        new = new[:new.index(tok.eos_token_id)]
+    return tok.decode(new, skip_special_tokens=True)
+
+
+def test_greedy_matches_transformers_generate(lm):
+    assert isinstance(lm, LanguageModel)
+    for prompt in ["the quick", "a stitch in", "over"]:
+        ours = lm.generate([prompt], temperature=0, max_tokens=20)[0][0]
+        assert ours.text == _reference_greedy(lm, prompt, 20)
+
+
+def test_batched_left_padding_equals_one_by_one(lm):
+    prompts = ["the quick brown fox", "a", "saves nine and"]
+    batched = lm.generate(prompts, temperature=0, max_tokens=15)
+    for p, g in zip(prompts, batched):
+        single = lm.generate([p], temperature=0, max_tokens=15)[0][0]
+        assert g[0].text == single.text
+        np.testing.assert_allclose(g[0].token_logprobs, single.token_logprobs, atol=1e-4)
+
+
+def test_logprobs_agree_with_next_token_logits(lm):
+    lps = lm.logprobs(["the quick", "a"], [" brown fox", " stitch"])
+    cont = lm.tokenizer(" brown fox", add_special_tokens=False)["input_ids"]
+    assert len(lps[0]) == len(cont)
+    for k, tid in enumerate(cont):
+        prefix = "the quick" + lm.tokenizer.decode(cont[:k])
+        ref = torch.log_softmax(torch.tensor(lm.next_token_logits([prefix])[0], dtype=torch.float64), -1)[tid]
+        assert abs(lps[0][k] - float(ref)) < 1e-4
+
+
+def test_greedy_token_logprobs_and_hidden_states(lm):
+    g = lm.generate(["the lazy"], temperature=0, max_tokens=6)[0][0]
+    ids = lm.tokenizer(g.text, add_special_tokens=False)["input_ids"]
+    if len(ids) == len(g.token_logprobs):  # re-tokenisation of random text may merge differently
+        np.testing.assert_allclose(lm.logprobs(["the lazy"], [g.text])[0], g.token_logprobs, atol=1e-4)
+    h = lm.hidden_states(["the lazy", "a"])
+    assert h.shape == (2, 32) and np.isfinite(h).all()
+
+
+def test_sampling_seed_stop_and_n(lm):
+    a = lm.generate(["the"], n=3, temperature=1.0, max_tokens=12, seed=5, stop=["o"])
+    b = lm.generate(["the"], n=3, temperature=1.0, max_tokens=12, seed=5, stop=["o"])
+    assert [g.text for g in a[0]] == [g.text for g in b[0]] and len(a[0]) == 3
+    for g in a[0]:
+        assert "o" not in g.text
+        assert (g.stop == "o") == (g.finish_reason == "stop" and g.stop is not None)
+
+
+def test_missing_path_is_clear(tmp_path):
+    with pytest.raises(FileNotFoundError, match="allow_download=True"):
+        HFModel(tmp_path / "nope")
+    with pytest.raises(FileNotFoundError, match="has no config.json"):
+        HFModel(tmp_path)
+    with pytest.raises(FileNotFoundError, match="local transformers model folder"):
+        HFModel("gpt2")  # a Hub id is never fetched unless asked
