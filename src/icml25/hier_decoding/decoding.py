@@ -1,0 +1,148 @@
+"""The functional entry point ``decode(leaf_probs, hierarchy, metric)`` and the exhaustive oracle (spec §2.3, D6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._validation import check_leaf_probs
+from .hierarchy import Hierarchy
+from .metrics import Accuracy, Hamming, HFBeta, HierarchicalMetric, MistakeSeverity, WuPalmer, Zhao
+
+__all__ = ["METRIC_NAMES", "get_metric", "decode", "decode_logits", "exhaustive_decode", "all_subsets"]
+
+#: metric names understood by :func:`get_metric`
+METRIC_NAMES = ("accuracy", "hamming", "hf_0.5", "hf_1", "hf_2", "mistake_severity", "wu_palmer", "zhao")
+
+
+def get_metric(metric: str | HierarchicalMetric, hierarchy: Hierarchy) -> HierarchicalMetric:
+    """Resolve a metric name (see ``METRIC_NAMES``; ``"hf_<beta>"`` for any β > 0) or check a metric object.
+
+    Parameters
+    ----------
+    metric : str or HierarchicalMetric
+    hierarchy : Hierarchy
+        The metric object must have been built on this hierarchy.
+    """
+    if isinstance(metric, HierarchicalMetric):
+        if metric.hierarchy is not hierarchy and metric.hierarchy.to_dict() != hierarchy.to_dict():
+            raise ValueError("metric was built on a different hierarchy than the one given")
+        return metric
+    if not isinstance(metric, str):
+        raise TypeError(f"metric must be a metric name or a HierarchicalMetric, got {type(metric).__name__}")
+    key = metric.lower().replace("-", "_").replace(" ", "_")
+    simple = {"accuracy": Accuracy, "hamming": Hamming, "mistake_severity": MistakeSeverity,
+              "wu_palmer": WuPalmer, "zhao": Zhao}
+    if key in simple:
+        return simple[key](hierarchy)
+    if key.startswith("hf"):
+        try:
+            beta = float(key[2:].lstrip("_").replace("beta", "").lstrip("_=") or "1")
+        except ValueError:
+            beta = float("nan")
+        if beta > 0:
+            return HFBeta(hierarchy, beta)
+    raise ValueError(f"unknown metric {metric!r}; expected one of {', '.join(METRIC_NAMES)} (or 'hf_<beta>'), "
+                     "or a HierarchicalMetric object")
+
+
+def decode(leaf_probs: Any, hierarchy: Hierarchy, metric: str | HierarchicalMetric = "hf_1") -> np.ndarray:
+    """Bayes-optimal decoding of leaf probabilities for ``metric`` (spec §2.5): a drop-in for ``argmax``.
+
+    Parameters
+    ----------
+    leaf_probs : array-like, shape (n_samples, n_leaves)
+        Calibrated leaf probabilities (rows sum to one), columns in the hierarchy's leaf order.
+    hierarchy : Hierarchy
+    metric : str or HierarchicalMetric
+        The metric the prediction will be evaluated with.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_samples, n_nodes)
+        Node-indicator matrix; ``hierarchy.indicator_to_node`` turns single-node predictions into node indices.
+
+    Examples
+    --------
+    >>> h = Hierarchy.from_paths(["a/x", "a/y", "b"])
+    >>> Y = decode([[0.3, 0.3, 0.4]], h, "mistake_severity")  # p(a) = 0.6 > 1/2
+    >>> [h.names[n] for n in h.indicator_to_node(Y)]
+    ['a']
+    """
+    return get_metric(metric, hierarchy).decode(leaf_probs)
+
+
+def all_subsets(n_nodes: int) -> np.ndarray:
+    """Every subset of ``n_nodes`` nodes as a (2^n_nodes, n_nodes) bool matrix (n_nodes ≤ 20)."""
+    if not 0 < n_nodes <= 20:
+        raise ValueError(f"n_nodes must be in 1..20 for exhaustive enumeration, got {n_nodes}")
+    codes = np.arange(2**n_nodes, dtype=np.int64)
+    return ((codes[:, None] >> np.arange(n_nodes)[None, :]) & 1).astype(bool)
+
+
+def exhaustive_decode(leaf_probs: Any, metric: HierarchicalMetric, space: str = "nodes"
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """D6: exhaustive argmax of the expected metric over a candidate set — the test oracle.
+
+    Parameters
+    ----------
+    leaf_probs : array-like, shape (n_samples, n_leaves)
+    metric : HierarchicalMetric
+    space : {"leaves", "nodes", "subsets"}
+        Candidates: every leaf, every node (as ``A(n)``), or every subset of nodes (small trees only).
+
+    Returns
+    -------
+    (best_indicator, best_expected) : ndarray (n_samples, n_nodes) of bool, ndarray (n_samples,)
+        The best candidate (ties: first in enumeration order) and its expected score.
+    """
+    h = metric.hierarchy
+    P = check_leaf_probs(leaf_probs, h.n_leaves)
+    if space == "leaves":
+        cands = h.ancestor_matrix[: h.n_leaves]
+    elif space == "nodes":
+        cands = h.ancestor_matrix
+    elif space == "subsets":
+        cands = all_subsets(h.n_nodes)
+    else:
+        raise ValueError(f"space must be 'leaves', 'nodes' or 'subsets', got {space!r}")
+    S = metric._score_matrix(cands.astype(np.float64))  # (n_cands, n_leaves)
+    expected = P @ S.T
+    best = np.argmax(expected, axis=1) if metric.greater_is_better else np.argmin(expected, axis=1)
+    return cands[best], expected[np.arange(P.shape[0]), best]
+
+
+def decode_logits(logits: Any, hierarchy: Hierarchy, metric: str | HierarchicalMetric = "hf_1",
+                  temperature: float = 1.0) -> Any:
+    """Softmax of leaf ``logits`` (numpy array or torch tensor) then :func:`decode`; returns the input's type.
+
+    Parameters
+    ----------
+    logits : ndarray or torch.Tensor, shape (n_samples, n_leaves)
+    hierarchy : Hierarchy
+    metric : str or HierarchicalMetric
+    temperature : float
+        Logits are divided by it before the softmax (temperature scaling for calibration).
+
+    Returns
+    -------
+    ndarray of bool or torch.BoolTensor (CPU), shape (n_samples, n_nodes)
+    """
+    from ._validation import check_positive
+
+    temperature = check_positive(temperature, "temperature")
+    is_torch = hasattr(logits, "detach") and hasattr(logits, "cpu")
+    z = np.asarray(logits.detach().cpu().double().numpy() if is_torch else logits, dtype=np.float64)
+    if z.ndim != 2 or z.shape[1] != hierarchy.n_leaves:
+        raise ValueError(f"logits must have shape (n_samples, {hierarchy.n_leaves}), got {z.shape}")
+    z = z / temperature
+    z -= z.max(axis=1, keepdims=True)
+    P = np.exp(z)
+    P /= P.sum(axis=1, keepdims=True)
+    Y = decode(P, hierarchy, metric)
+    if is_torch:
+        import torch
+
+        return torch.from_numpy(Y)
+    return Y

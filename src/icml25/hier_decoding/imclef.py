@@ -1,0 +1,99 @@
+"""Reader for the ImCLEF07 ARFF files (hierarchical single-path labels; spec §5 and §8 'ARFF parsing').
+
+``scipy.io.arff`` rejects the ``hierarchical`` attribute type, so this is a small dedicated reader: numeric
+attributes, then ``@ATTRIBUTE class hierarchical a,a/b,a/b/c,...`` (every node as a path; the parent is the
+prefix; the root is implicit; names may repeat — deduplicated in order), and data rows ending with the label
+``a@a/b@a/b/c`` (the root-to-leaf path; the deepest element is the leaf).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from icml25.core.data import resolve_data
+
+from .hierarchy import Hierarchy
+
+__all__ = ["read_hierarchical_arff", "load_imclef"]
+
+_URL = "https://raw.githubusercontent.com/EGiunchiglia/C-HMCNN/master/HMC_data/others/{name}_{split}.arff"
+
+
+def read_hierarchical_arff(path: str | Path) -> tuple[np.ndarray, list[str], list[str]]:
+    """Parse a hierarchical ARFF file.
+
+    Parameters
+    ----------
+    path : path-like
+
+    Returns
+    -------
+    (X, labels, node_paths) : ndarray (n_rows, n_features) float, list of str (deepest label path per row),
+        list of str (declared node paths, deduplicated in order)
+    """
+    lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    n_num = 0
+    node_paths: list[str] | None = None
+    data_start = None
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        low = line.lower()
+        if low.startswith("@attribute"):
+            parts = line.split(None, 3)
+            if len(parts) >= 3 and parts[2].lower() == "hierarchical":
+                spec = parts[3] if len(parts) > 3 else ""
+                node_paths = list(dict.fromkeys(p.strip() for p in spec.split(",") if p.strip()))
+            elif len(parts) >= 3 and parts[2].lower() in ("numeric", "real", "integer"):
+                n_num += 1
+            else:
+                raise ValueError(f"{path}: unsupported attribute on line {i + 1}: {line[:80]!r}")
+        elif low.startswith("@data"):
+            data_start = i + 1
+            break
+    if node_paths is None or data_start is None:
+        raise ValueError(f"{path}: not a hierarchical ARFF file (no 'hierarchical' attribute or no @DATA section)")
+    X_rows: list[list[float]] = []
+    labels: list[str] = []
+    for raw in lines[data_start:]:
+        line = raw.strip()
+        if not line or line.startswith("%"):
+            continue
+        fields = line.split(",")
+        if len(fields) != n_num + 1:
+            raise ValueError(f"{path}: a data row has {len(fields)} fields, expected {n_num + 1}")
+        X_rows.append([float(v) if v != "?" else np.nan for v in fields[:n_num]])
+        path_set = [p for p in fields[n_num].split("@") if p]
+        labels.append(max(path_set, key=lambda p: p.count("/")))
+    return np.asarray(X_rows, dtype=np.float64), labels, node_paths
+
+
+def load_imclef(name: str = "ImCLEF07A", split: str = "train", path: str | Path | None = None,
+                hierarchy: Hierarchy | None = None) -> tuple[np.ndarray, np.ndarray, Hierarchy]:
+    """Load an ImCLEF07 split: features, leaf indices and the label tree.
+
+    Parameters
+    ----------
+    name : str
+        ``"ImCLEF07A"`` (shipped) or ``"ImCLEF07D"`` (pass ``path``).
+    split : {"train", "test"}
+    path : path-like, optional
+        A local ARFF file instead of the shipped copy.
+    hierarchy : Hierarchy, optional
+        Reuse the tree of another split (so that both splits share leaf indices).
+
+    Returns
+    -------
+    (X, y, hierarchy) : ndarray (n, 80), ndarray of int (n,), Hierarchy
+        ``y`` are leaf indices of ``hierarchy``; leaves are numbered in depth-first order of the header.
+    """
+    if split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    fname = f"{name}_{split.capitalize()}.arff"
+    file = resolve_data("hier_decoding", fname, path=path, url=_URL.format(name=name, split=split.capitalize()))
+    X, labels, node_paths = read_hierarchical_arff(file)
+    h = hierarchy if hierarchy is not None else Hierarchy.from_paths(node_paths)
+    y = h.leaf_indices(labels)
+    return X, y, h
+
