@@ -32,6 +32,11 @@ __all__ = ["HierarchicalMetric", "Accuracy", "Hamming", "HFBeta", "NodeToLeafCos
            "Zhao", "LeafToLeafCost"]
 
 
+def _overlap(Y: np.ndarray, h: Hierarchy) -> np.ndarray:
+    """``|Ŷ_i ∩ A(l)| = (Y Eᵀ)[i, l]`` with the sparse leaf-path matrix, shape (n_samples, n_leaves)."""
+    return np.asarray((h.sparse_leaf_path_matrix @ Y.T).T)
+
+
 class HierarchicalMetric(ABC):
     """Base class: a metric ``M(ŷ, l)`` of a prediction ``ŷ`` against a true leaf ``l`` on a :class:`Hierarchy`.
 
@@ -137,8 +142,8 @@ class Accuracy(HierarchicalMetric):
     prediction_space = "leaf"
 
     def _score_matrix(self, Y: np.ndarray) -> np.ndarray:
-        E = self.hierarchy.leaf_path_matrix
-        mismatches = Y.sum(1, keepdims=True) + E.sum(1)[None, :] - 2.0 * (Y @ E.T)
+        h = self.hierarchy
+        mismatches = Y.sum(1, keepdims=True) + (h.depth[None, : h.n_leaves] + 1.0) - 2.0 * _overlap(Y, h)
         return (np.abs(mismatches) < 0.5).astype(np.float64)
 
     def decode(self, leaf_probs: Any) -> np.ndarray:
@@ -154,9 +159,9 @@ class Hamming(HierarchicalMetric):
     prediction_space = "subset"
 
     def _score_matrix(self, Y: np.ndarray) -> np.ndarray:
-        E = self.hierarchy.leaf_path_matrix
-        mismatches = Y.sum(1, keepdims=True) + E.sum(1)[None, :] - 2.0 * (Y @ E.T)
-        return mismatches / self.hierarchy.n_nodes
+        h = self.hierarchy
+        mismatches = Y.sum(1, keepdims=True) + (h.depth[None, : h.n_leaves] + 1.0) - 2.0 * _overlap(Y, h)
+        return mismatches / h.n_nodes
 
     def decode(self, leaf_probs: Any) -> np.ndarray:
         """D4: ``{n : p(n) > 1/2}`` (a root path), shape (n_samples, n_nodes)."""
@@ -189,16 +194,15 @@ class HFBeta(HierarchicalMetric):
 
     def _score_matrix(self, Y: np.ndarray) -> np.ndarray:
         h = self.hierarchy
-        E = h.leaf_path_matrix
+        true_size = h.depth[: h.n_leaves] + 1.0
         if not self.include_root:
             Y = Y.copy()
             Y[:, h.root] = 0.0
-            E = E.copy()
-            E[:, h.root] = 0.0
-        tp = Y @ E.T
+            true_size = true_size - 1.0
+        tp = _overlap(Y, h)  # |Ŷ ∩ T_l| (the root column of Y is zero when it is excluded)
         k = Y.sum(1, keepdims=True)
         b2 = self.beta**2
-        denom = k + b2 * E.sum(1)[None, :]
+        denom = k + b2 * true_size[None, :]
         return np.where(denom > 0, (1.0 + b2) * tp / np.where(denom > 0, denom, 1.0), 0.0)
 
     def decode(self, leaf_probs: Any) -> np.ndarray:

@@ -1,0 +1,208 @@
+"""Reproduction of 'To Each Metric Its Decoding' (ICML 2025): spec §6 claims Q1–Q3 (quick) and F1–F3 (full)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from icml25.core import Report, Scale, reproduction
+
+from ._experiments import (
+    COINCIDING,
+    METRICS,
+    best_heuristic,
+    exactness_check,
+    expected_gain,
+    imclef_study,
+    load_tree,
+    paired_bootstrap_low,
+    synthetic_study,
+    timing,
+    violations,
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    n_trees: int = 200  # Q1: random trees (3..max_tree_nodes nodes)
+    max_tree_nodes: int = 14  # Q1: largest random tree (all 2^n subsets are enumerated)
+    dists_per_tree: int = 2  # Q1: Dirichlet(0.3) leaf distributions per tree
+    q2_samples: int = 150  # Q2: synthetic samples per blur level on tieredImageNet-H
+    q2_blurs: tuple[float, ...] = (0.0, 5.0)  # Q2: blur levels
+    f1_trees: tuple[str, ...] = ("tieredimagenet",)  # F1: trees (tieredimagenet, inat19)
+    f1_samples: int = 300  # F1: synthetic samples per blur level and seed
+    f1_blurs: tuple[float, ...] = (0.0, 3.0, 5.0)  # F1: blur levels
+    f1_seeds: int = 1  # F1: seeds per blur level (samples pooled)
+    n_bootstrap: int = 300  # F1: paired bootstrap resamples
+    q3_train_rows: int = 3000  # Q3: ImCLEF07A training subset
+    f2_train_rows: int = 3000  # F2: ImCLEF07A training rows (10,000 = all)
+    f2_sigmas: tuple[float, ...] = (2.0,)  # F2: input-noise levels (train and test)
+    f2_seeds: int = 1  # F2: seeds per noise level
+    lr_C: float = 0.05  # inverse L2 strength of the softmax regression (scikit-learn scaling)
+    noise_copies: int = 2  # noisy copies of each training row (noise augmentation)
+    temperature_scaling: bool = True  # fit a temperature on a 10% noisy held-out split
+    lr_max_iter: int = 200  # L-BFGS iterations of the softmax regression
+    timing_hf_samples: int = 2000  # F3: D5 (hF_2) samples on tieredImageNet-H
+    timing_d3_samples: int = 10000  # F3: brute-force D3 samples
+
+    @classmethod
+    def quick(cls) -> Config:
+        return cls()
+
+    @classmethod
+    def full(cls) -> Config:
+        return cls(f1_trees=("tieredimagenet", "inat19"), f1_samples=5000, f1_blurs=(0.0, 1.0, 2.0, 3.0, 4.0, 5.0),
+                   f1_seeds=5, n_bootstrap=1000, f2_train_rows=10000, f2_sigmas=(0.0, 1.0, 2.0), f2_seeds=3)
+
+
+def _figure(gains: dict[str, dict[str, list[float]]], blurs: tuple[float, ...]):
+    from icml25.core.plotting import new_figure
+
+    fig, axes = new_figure(ncols=len(gains))
+    axes = np.atleast_1d(axes)
+    for ax, (tree, per_metric) in zip(axes, gains.items()):
+        for m, g in per_metric.items():
+            ax.plot(blurs, g, marker="o", label=m)
+        ax.axhline(0.0, color="grey", lw=0.8)
+        ax.set_xlabel("blur level b (synthetic ambiguity)")
+        ax.set_ylabel("expected gain over best heuristic (metric units)")
+        ax.set_title(tree)
+        ax.legend(fontsize=7)
+    return fig
+
+
+@reproduction(slug="hier_decoding",
+              title="To Each Metric Its Decoding: Post-Hoc Optimal Decision Rules of Probabilistic Hierarchical "
+                    "Classifiers",
+              arxiv="2506.01552", extras=("plot",), config=Config)
+def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
+    report = Report(slug="hier_decoding", title="To Each Metric Its Decoding (Plaud et al., ICML 2025)")
+    cfg = config
+    # ---------------------------------------------------------------- Q1 exactness vs exhaustive search
+    ex = exactness_check(cfg.n_trees, cfg.max_tree_nodes, cfg.dists_per_tree, seed)
+    report.add_table("q1_exactness", ex["rows"])
+    report.add_claim("Q1", "D1-D5 reach the exhaustive optimum (all nodes / all 2^|N| subsets) on random trees",
+                     "exact (theorems)", ex["max_abs_gap"], "<=", 1e-9, scale=Scale.QUICK, unit="|gap|",
+                     note=f"{cfg.n_trees} trees, {cfg.dists_per_tree} Dirichlet(0.3) draws each; an argmax-leaf "
+                          f"stub misses the hF optimum by up to {ex['stub_gap']:.3f}")
+    report.add_claim("Q1b", "pruned D3 picks the brute-force node (Wu-Palmer, Zhao, mistake severity, random "
+                     "strictly reasonable cost)", "exact (theorem)", ex["prune_mismatches"], "<=", 0,
+                     scale=Scale.QUICK, unit="mismatches")
+    # ---------------------------------------------------------------- Q2 synthetic posteriors, tieredImageNet-H
+    tiered = load_tree("tieredimagenet")
+    q2 = synthetic_study(tiered, cfg.q2_samples, cfg.q2_blurs, [seed])
+    b_lo, b_hi = min(cfg.q2_blurs), max(cfg.q2_blurs)
+    n_viol = sum(violations(q2[b]) for b in cfg.q2_blurs)
+    g = {b: {m: expected_gain(q2[b][m]) for m in METRICS} for b in cfg.q2_blurs}
+    report.add_claim("Q2a", "per sample, the optimal rule's expected score is >= every heuristic H1-H7, every metric",
+                     "0 violations", n_viol, "<=", 0, scale=Scale.QUICK, unit="violations",
+                     note=f"{cfg.q2_samples} samples x {len(cfg.q2_blurs)} blur levels x 8 metrics x 7 heuristics")
+    report.add_claim("Q2b", f"mean expected hF_2 gain over the best heuristic at blur {b_hi:g}", None,
+                     g[b_hi]["hf_2"], ">=", 0.015, scale=Scale.QUICK, note="spec's own run: 0.027")
+    report.add_claim("Q2c", f"mean expected hF_1 gain over the best heuristic at blur {b_hi:g}", None,
+                     g[b_hi]["hf_1"], ">=", 0.002, scale=Scale.QUICK, note="spec's own run: 0.006")
+    grows = all(0.0 <= g[b_lo][m] <= g[b_hi][m] for m in ("hf_1", "hf_2"))
+    report.add_claim("Q2d", f"hF gains are >= 0 at blur {b_lo:g} and smaller than at blur {b_hi:g}", None, grows,
+                     "is_true", None, scale=Scale.QUICK,
+                     note=f"hF_1 {g[b_lo]['hf_1']:.4f} -> {g[b_hi]['hf_1']:.4f}; "
+                          f"hF_2 {g[b_lo]['hf_2']:.4f} -> {g[b_hi]['hf_2']:.4f}")
+    report.add_table("q2_expected_gain", [{"blur": b, **{m: g[b][m] for m in METRICS}} for b in cfg.q2_blurs])
+    # ---------------------------------------------------------------- Q3 ImCLEF07A, sigma = 2
+    q3 = imclef_study(cfg.q3_train_rows, 2.0, seed, cfg.lr_C, cfg.noise_copies, cfg.temperature_scaling,
+                      cfg.lr_max_iter)
+    report.add_table("q3_imclef_sigma2", q3["table"])
+    hf2 = q3["hf_2"]
+    report.add_claim("Q3a", "ImCLEF07A, sigma=2: hF_2(optimal) - max_H hF_2(H)", None,
+                     hf2["optimal"] - hf2["best_heuristic"], ">=", 0.02, scale=Scale.QUICK,
+                     note=f"optimal {hf2['optimal']:.3f} vs {hf2['best_name']} {hf2['best_heuristic']:.3f}; "
+                          f"spec's sklearn-LR run: 0.040; leaf accuracy {q3['leaf_accuracy']:.3f}, "
+                          f"temperature {q3['temperature']:.2f}")
+    ms = q3["mistake_severity"]
+    report.add_claim("Q3b", "ImCLEF07A, sigma=2: mistake severity(optimal) - argmax leaf", None,
+                     ms["optimal"] - ms["argmax_leaf"], "<=", -0.2, scale=Scale.QUICK,
+                     note=f"optimal {ms['optimal']:.3f} vs argmax leaf {ms['argmax_leaf']:.3f}; spec's run: -0.39")
+    # ---------------------------------------------------------------- F1 synthetic, both trees, labels y ~ p
+    rng = np.random.default_rng(seed)
+    seeds = [seed + 1000 * s for s in range(cfg.f1_seeds)]
+    f1_rows, ci_fail, ci_cells, not_growing, grow_cells = [], 0, 0, 0, 0
+    gains_fig: dict[str, dict[str, list[float]]] = {}
+    for tree_name in cfg.f1_trees:
+        tree = tiered if tree_name == "tieredimagenet" else load_tree(tree_name)
+        res = synthetic_study(tree, cfg.f1_samples, cfg.f1_blurs, seeds)
+        gains_fig[tree_name] = {m: [expected_gain(res[b][m]) for b in cfg.f1_blurs] for m in METRICS}
+        for b in cfg.f1_blurs:
+            for m in METRICS:
+                r = res[b][m]
+                best = best_heuristic(r, "realized", exclude_coinciding=True)
+                diff = r["realized"]["optimal"] - r["realized"][best]
+                low = paired_bootstrap_low(diff, cfg.n_bootstrap, rng)
+                tie = m in COINCIDING
+                if b >= 3 and not tie:
+                    ci_cells += 1
+                    ci_fail += int(low < 0)
+                f1_rows.append({"tree": tree_name, "blur": b, "metric": m, "optimal": r["sign"] * float(np.mean(r["realized"]["optimal"])),
+                                "best non-tie heuristic": best,
+                                "realized gain": float(diff.mean()), "CI95 low": low,
+                                "expected gain": expected_gain(r), "tie": tie})
+        for m in METRICS:
+            if m in COINCIDING:
+                continue
+            grow_cells += 1
+            gl = gains_fig[tree_name][m]
+            not_growing += int(not gl[-1] > gl[0])
+    report.add_table("f1_synthetic", f1_rows)
+    report.add_claim("F1a", "synthetic posteriors, b >= 3: paired bootstrap 95% CI of (optimal - best heuristic) "
+                     "excludes negative values, every non-tie metric and tree", "optimal best at every blur",
+                     ci_fail, "<=", 0, scale=Scale.FULL, unit="failing cells",
+                     note=f"{ci_cells} cells; ties (reported, not tested): accuracy=argmax leaf, "
+                          "mistake severity and Hamming = threshold 0.5")
+    report.add_claim("F1b", "the expected gain over the best heuristic grows from blur 0 to blur 5",
+                     "margin grows with blur", not_growing, "<=", 0, scale=Scale.FULL, unit="metrics not growing",
+                     note=f"{grow_cells} (tree, metric) pairs")
+    report.add_figure("gain_vs_blur", _figure(gains_fig, cfg.f1_blurs))
+    # ---------------------------------------------------------------- F2 ImCLEF07A, sigma in {0,1,2}
+    f2_table, at2 = [], []
+    for sigma in cfg.f2_sigmas:
+        for s in range(cfg.f2_seeds):
+            if (sigma == 2.0 and s == 0 and cfg.f2_train_rows == cfg.q3_train_rows):
+                run = q3
+            else:
+                run = imclef_study(cfg.f2_train_rows, sigma, seed + s, cfg.lr_C, cfg.noise_copies,
+                                   cfg.temperature_scaling, cfg.lr_max_iter)
+            f2_table.extend(run["table"])
+            if sigma == 2.0:
+                at2.append(run)
+    report.add_table("f2_imclef", f2_table)
+
+    def mean_of(metric: str, f) -> float:
+        return float(np.mean([f(r[metric]) for r in at2]))
+
+    note = f"sigma=2, {len(at2)} seed(s), {cfg.f2_train_rows} training rows"
+    report.add_claim("F2a", "ImCLEF07A sigma=2: hF_2 gain over best heuristic", 0.042, mean_of(
+        "hf_2", lambda d: d["optimal"] - d["best_heuristic"]), ">=", 0.025, scale=Scale.FULL, note=note +
+        "; paper value = spec's reference run (0.724 vs 0.682)")
+    report.add_claim("F2b", "ImCLEF07A sigma=2: hF_1 gain over best heuristic", 0.015, mean_of(
+        "hf_1", lambda d: d["optimal"] - d["best_heuristic"]), ">=", 0.008, scale=Scale.FULL, note=note)
+    report.add_claim("F2c", "ImCLEF07A sigma=2: hF_0.5 gain over best heuristic", 0.005, mean_of(
+        "hf_0.5", lambda d: d["optimal"] - d["best_heuristic"]), ">=", 0.0, scale=Scale.FULL, note=note)
+    report.add_claim("F2d", "ImCLEF07A sigma=2: mistake-severity reduction vs argmax leaf", 0.48, mean_of(
+        "mistake_severity", lambda d: d["argmax_leaf"] - d["optimal"]), ">=", 0.3, scale=Scale.FULL, note=note)
+    report.add_claim("F2e", "ImCLEF07A sigma=2: Wu-Palmer and Zhao cost, optimal - best heuristic (non-inferior)",
+                     None, max(mean_of("wu_palmer", lambda d: d["optimal"] - d["best_heuristic"]),
+                               mean_of("zhao", lambda d: d["optimal"] - d["best_heuristic"])),
+                     "<=", 0.002, scale=Scale.FULL, note=note + "; the worse of the two")
+    report.add_claim("F2f", "ImCLEF07A: the accuracy-optimal decoder is argmax leaf", True,
+                     all(r["accuracy"]["optimal_is_argmax"] for r in at2), "is_true", None, scale=Scale.FULL)
+    # ---------------------------------------------------------------- F3 timing
+    t = timing(tiered, cfg.timing_hf_samples, cfg.timing_d3_samples, seed)
+    report.add_claim("F3a", f"D5 (hF_2) decodes {cfg.timing_hf_samples} tieredImageNet-H samples in < 60 s", None,
+                     t["d5_hf2_s"], "<", 60.0, scale=Scale.FULL, unit="s", note="blur 5 (hardest), 2 CPU cores")
+    report.add_claim("F3b", f"brute-force D3 (Wu-Palmer) on {cfg.timing_d3_samples} samples in < 10 s", None,
+                     t["d3_brute_s"], "<", 10.0, scale=Scale.FULL, unit="s",
+                     note=f"pruned D3: {t['d3_pruned_s']:.2f} s")
+    report.add_table("f3_timing", [t])
+    report.notes.append("Paper tables were not reachable offline; paper_value columns hold the spec's qualitative "
+                        "claims or the spec's own reference run where marked. Losses/costs: lower is better.")
+    return report
