@@ -125,13 +125,13 @@ def learning_curves(report: Report, cfg, seed: int) -> None:
     for name, g in _curve_graphs().items():
         rho, delta, p_rec = spectral_radius(g), max(d for _, d in g.degree), 0.3
         p_inf = 2 * p_rec / rho
-        learners = {"heuristic": lambda: SISLearn(p_inf, delta), "exact": lambda: SISLearn(p_inf, delta,
-                    pruning="exact"), "mle": lambda: MLELearner(p_inf, p_rec)}
+        learners = {"heuristic": SISLearn(p_inf, delta), "exact": SISLearn(p_inf, delta, pruning="exact"),
+                    "mle": MLELearner(p_inf, p_rec)}  # fit() starts from scratch each time
         for T in cfg.curve_T:
             for s in spawn_seeds(seed, cfg.curve_seeds):
                 Y = SISModel(g, p_inf, p_rec, seed=s).run_trajectories(T, reseed=True)
-                for lname, make in learners.items():
-                    est = make().fit(Y)
+                for lname, learner in learners.items():
+                    est = learner.fit(Y)
                     rows.append({"graph": name, "T": T, "seed": s, "learner": lname,
                                  "f1": edge_f1(est.graph_, g)["f1"], "p_inf": round(p_inf, 4)})
     report.add_table("learning_curves", rows)
