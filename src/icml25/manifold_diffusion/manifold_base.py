@@ -124,10 +124,14 @@ class Manifold:
         m_count = w.shape[0]
         if m_idx.size == 0:
             return _tree.tree_map(np.zeros_like, base)
-        logs = self.log(_tree.take(base, m_idx), _tree.take(points, n_idx))
+        logs = self.pair_logs(base, points, m_idx, n_idx)
         scatter = np.zeros((m_count, m_idx.size))
         scatter[m_idx, np.arange(m_idx.size)] = w[m_idx, n_idx]
         return _tree.mix(scatter, logs)
+
+    def pair_logs(self, base: Tree, points: Tree, m_idx: np.ndarray, n_idx: np.ndarray) -> Tree:
+        """``Log_{base[m_idx[e]]}(points[n_idx[e]])`` for every pair e (manifolds may reuse base factorisations)."""
+        return self.log(_tree.take(base, m_idx), _tree.take(points, n_idx))
 
     def mean(self, points: Tree, weights: np.ndarray | None = None, init: Tree | None = None, iters: int = 50,
              tol: float = 1e-10, step: float = 1.0) -> Tree:
@@ -307,6 +311,10 @@ class Product(Manifold):
     def log(self, x: Tree, y: Tree) -> Tree:
         """Factor-wise logarithm map."""
         return self._each("log", x, y)
+
+    def pair_logs(self, base: Tree, points: Tree, m_idx: np.ndarray, n_idx: np.ndarray) -> Tree:
+        """Factor-wise pair logarithms."""
+        return tuple(m.pair_logs(b, p, m_idx, n_idx) for m, b, p in zip(self.manifolds, base, points, strict=True))
 
     def inner(self, x: Tree, u: Tree, v: Tree) -> np.ndarray:
         """Sum of the factors' inner products."""

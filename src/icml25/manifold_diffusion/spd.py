@@ -84,12 +84,23 @@ class SPD(Manifold):
         isq = (q * (1.0 / np.sqrt(lam))[..., None, :]) @ _t(q)
         return _sym(sq @ _eig_fn(isq @ v @ isq, np.exp) @ sq)
 
-    def log(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """``S^½ logm(S^-½ P S^-½) S^½``."""
+    @staticmethod
+    def _roots(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lam, q = np.linalg.eigh(_sym(np.asarray(x)))
         sq = (q * np.sqrt(lam)[..., None, :]) @ _t(q)
         isq = (q * (1.0 / np.sqrt(lam))[..., None, :]) @ _t(q)
+        return sq, isq
+
+    def log(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """``S^½ logm(S^-½ P S^-½) S^½``."""
+        sq, isq = self._roots(x)
         return _sym(sq @ _eig_fn(isq @ np.asarray(y) @ isq, np.log) @ sq)
+
+    def pair_logs(self, base: np.ndarray, points: np.ndarray, m_idx: np.ndarray, n_idx: np.ndarray) -> np.ndarray:
+        """Pair logarithms computing each base point's square roots once."""
+        sq, isq = self._roots(base)
+        sq, isq = sq[m_idx], isq[m_idx]
+        return _sym(sq @ _eig_fn(isq @ np.asarray(points)[n_idx] @ isq, np.log) @ sq)
 
     def dist(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``sqrt(Σ log² λ(S⁻¹P))`` (summed over the k factors)."""

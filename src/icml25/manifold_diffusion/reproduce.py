@@ -1,0 +1,175 @@
+"""Reproduction of 'Riemannian Diffusion Adaptation for Distributed Optimization on Manifolds' (ICML 2025)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from icml25.core import Report, Scale, reproduction
+
+from . import _experiments as ex
+from .combination import paper_combination_matrix
+from .metrics import to_db
+
+TITLE = "Riemannian Diffusion Adaptation for Distributed Optimization on Manifolds"
+
+
+@dataclass(frozen=True)
+class Config:
+    pca_iters: int = 1500  # iterations T of the synthetic PCA comparison (Fig. 2)
+    pca_runs: int = 5  # Monte Carlo runs of the PCA comparison
+    steady_window: int = 200  # last iterations averaged for steady-state MSD
+    d: int = 10  # ambient dimension of synthetic PCA
+    r: int = 5  # subspace dimension of synthetic PCA and digits PCA
+    mu: float = 0.05  # adaptation step size μ (diffusion, centralized, non-cooperative)
+    alpha: float = 1.6  # combine step α (= 2 × the code's step_size_fm = 0.8)
+    drsgd_beta: float = 0.05  # DRSGD gradient step β
+    drsgd_alpha: float = 0.8  # DRSGD consensus step α_c
+    consensus_steps: int = 100  # combine-only iterations of the agreement check
+    consensus_angle: float = 0.3  # max geodesic radius (rad) of the initial perturbations
+    eff_iters: int = 1500  # iterations of the one-step vs exact Fréchet comparison (Fig. 6)
+    eff_runs: int = 3  # runs of the efficiency comparison
+    frechet_iters: int = 10  # Karcher iterations of the exact combine
+    step_sizes: tuple[float, ...] = (0.05, 0.07, 0.09)  # μ values of the step-size study (Fig. 8)
+    step_iters: int = 1500  # iterations of the step-size study
+    step_runs: int = 3  # runs of the step-size study
+    gmm_iters: int = 1500  # iterations of the synthetic GMM comparison (Fig. 4)
+    gmm_runs: int = 3  # Monte Carlo runs of the GMM comparison
+    gmm_d: int = 8  # GMM data dimension
+    gmm_components: int = 3  # number of mixture components G
+    gmm_mu: float = 0.04  # GMM adaptation step (all strategies) and DRSGD β
+    gmm_alpha: float = 0.1  # GMM combine step α (= 2 × 0.05)
+    gmm_drsgd_alpha: float = 0.05  # GMM DRSGD consensus step
+    gmm_eval_every: int = 50  # iterations between likelihood evaluations
+    gmm_eval_samples: int = 3000  # data points (subsample of all agents' data) used for ALL
+    digits_passes: int = 10  # passes over each agent's ~89 digits
+    digits_mu: float = 0.1  # digits PCA adaptation step (our calibration; data scaled to [0, 1])
+    digits_alpha: float = 1.0  # digits PCA combine step
+    digits_drsgd_alpha: float = 0.5  # digits DRSGD consensus step (β = digits_mu)
+
+    @classmethod
+    def quick(cls) -> Config:
+        """Sizes for < 60 s on 2 CPU cores."""
+        return cls(pca_iters=600, pca_runs=1, steady_window=100, eff_iters=150, eff_runs=1, step_iters=600,
+                   step_runs=1, gmm_iters=250, gmm_runs=1, gmm_eval_every=25, gmm_eval_samples=1000,
+                   digits_passes=6)
+
+    @classmethod
+    def full(cls) -> Config:
+        """The spec's full-mode sizes."""
+        return cls()
+
+
+def _figure_pca(curves: dict, title: str, xlabel: str = "iteration i", x=None):  # type: ignore[no-untyped-def]
+    from icml25.core.plotting import new_figure
+
+    fig, ax = new_figure()
+    for name, c in curves.items():
+        xs = np.arange(1, len(c) + 1) if x is None else x
+        ax.plot(xs, to_db(c), label=str(name), lw=1)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("MSD (dB)")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    return fig
+
+
+@reproduction(slug="manifold_diffusion", title=TITLE, arxiv="", extras=("stats", "plot"), config=Config)
+def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
+    """Run the PCA, agreement, efficiency, step-size, GMM and digits experiments and state the claims."""
+    c = config
+    report = Report(slug="manifold_diffusion", title=TITLE)
+    a = paper_combination_matrix("metropolis")
+
+    # --- agreement (consensus only) ------------------------------------------------------------------------
+    cons = ex.consensus_only(a, seed, c.consensus_steps, c.d, c.r, c.consensus_angle)
+    dis = cons["disagreement"]
+    shrink = float(dis[0] / max(dis[-1], 1e-300))
+    report.add_claim("Q1", "Combine steps alone drive the agents to agreement (disagreement shrinks >= 50x "
+                     f"in {c.consensus_steps} steps, mu=0, alpha=1)", None, shrink, ">=", 50.0, unit="x",
+                     note="spec §6 quick; Euclidean analogue contracts the slowest mode by 0.974/step")
+
+    # --- synthetic PCA comparison (Fig. 2) ----------------------------------------------------------------
+    pca = ex.pca_comparison(a, seed, c.pca_runs, c.pca_iters, c.d, c.r, c.mu, c.alpha, c.drsgd_beta,
+                            c.drsgd_alpha)
+    w = c.steady_window
+    ss = {name: ex.steady_db(curve, w) for name, curve in pca["curves"].items()}
+    report.add_table("pca_steady_state_msd_db", [
+        {"strategy": n, "steady_state_msd_db": ss[n], "msd_db_at_i=500": float(to_db(pca["curves"][n][499]))
+         if len(pca["curves"][n]) >= 500 else None,
+         "spec_calibration_db": {"non-cooperative": -9.5, "DRSGD": -17.7, "diffusion": -20.0,
+                                 "centralized": -24.0}[n]} for n in ex.ALGOS])
+    gain_non = ss["non-cooperative"] - ss["diffusion"]
+    gain_drsgd = ss["DRSGD"] - ss["diffusion"]
+    gap_cen = ss["diffusion"] - ss["centralized"]
+    report.add_claim("Q2", "Online PCA: diffusion's steady-state MSD is far below non-cooperative (>= 6 dB, "
+                     "mini run)", None, gain_non, ">=", 6.0, unit="dB", note=f"mean of last {w} iterations")
+    report.add_claim("Q3", "Online PCA: diffusion is not worse than DRSGD", None, gain_drsgd, ">=", 0.0,
+                     unit="dB")
+    report.add_claim("Q4", "Every iterate stays on the Grassmann manifold (max |WᵀW − I|)", None,
+                     max(pca["max_orthonormality_error"], cons["max_orthonormality_error"]), "<", 1e-8)
+    report.add_claim("F1", "Fig. 2: diffusion <= non-cooperative − 8 dB", None, gain_non, ">=", 8.0,
+                     scale=Scale.FULL, unit="dB")
+    report.add_claim("F2", "Fig. 2: diffusion beats DRSGD by >= 1 dB", None, gain_drsgd, ">=", 1.0,
+                     scale=Scale.FULL, unit="dB")
+    report.add_claim("F3", "Fig. 2: diffusion comes close to centralized (within 6 dB)", None, gap_cen, "<=", 6.0,
+                     scale=Scale.FULL, unit="dB")
+    report.add_claim("F4", "Fig. 2: all four MSD curves decrease in trend", None,
+                     all(ex.decreasing_trend(cv) for cv in pca["curves"].values()), "is_true", None,
+                     scale=Scale.FULL, note="5 block means of the dB curve, each <= previous + 0.5 dB")
+    report.add_figure("msd_pca", _figure_pca(pca["curves"], f"Synthetic PCA, K=20 ({c.pca_runs} runs)"))
+
+    # --- efficiency (Fig. 6) ---------------------------------------------------------------------------------
+    eff = ex.efficiency(a, seed, c.eff_runs, c.eff_iters, c.d, c.r, c.mu, c.alpha, c.frechet_iters)
+    w_eff = min(w, c.eff_iters // 3)
+    one, exact = (ex.steady_db(eff["curves"][k], w_eff) for k in ("one_step", "exact_frechet"))
+    speed = eff["seconds_per_iter"]["exact_frechet"] / eff["seconds_per_iter"]["one_step"]
+    report.add_table("efficiency", [
+        {"combine": k, "final_msd_db": ex.steady_db(eff["curves"][k], w_eff),
+         "ms_per_iteration_all_agents": 1e3 * eff["seconds_per_iter"][k]} for k in ("one_step", "exact_frechet")])
+    report.add_claim("F5", "Fig. 6: one-step combine reaches the MSD of the exact Fréchet-mean combine "
+                     "(|difference| <= 1.5 dB)", None, abs(one - exact), "<=", 1.5, scale=Scale.FULL, unit="dB")
+    report.add_claim("F6", "Fig. 6: one-step combine is much cheaper (>= 3x faster per iteration)", None, speed,
+                     ">=", 3.0, scale=Scale.FULL, unit="x", note="wall time on a shared 2-core machine")
+
+    # --- step size (Fig. 8) ----------------------------------------------------------------------------------
+    steps = ex.step_size_study(a, seed, c.step_runs, c.step_iters, c.d, c.r, c.step_sizes, c.alpha)
+    ss_mu = [ex.steady_db(steps[m], w) for m in steps]
+    report.add_table("step_size", [{"mu": m, "steady_state_msd_db": v} for m, v in zip(steps, ss_mu, strict=True)])
+    report.add_claim("F7", "Fig. 8: steady-state MSD increases with the step size μ ∈ {0.05, 0.07, 0.09}", None,
+                     bool(all(b > a_ for a_, b in zip(ss_mu, ss_mu[1:], strict=False))), "is_true", None,
+                     scale=Scale.FULL)
+    report.add_figure("msd_step_size", _figure_pca({f"μ={m:g}": cv for m, cv in steps.items()},
+                                                  "Diffusion, step-size study"))
+
+    # --- GMM (Fig. 4) ----------------------------------------------------------------------------------------
+    gmm = ex.gmm_comparison(a, seed, c.gmm_runs, c.gmm_iters, c.gmm_d, c.gmm_components, c.gmm_mu, c.gmm_alpha,
+                            c.gmm_mu, c.gmm_drsgd_alpha, c.gmm_eval_every, c.gmm_eval_samples)
+    n_last = max(1, len(gmm["iterations"]) // 5)
+    final = {n: float(to_db(np.mean(cv[-n_last:]))) for n, cv in gmm["curves"].items()}
+    report.add_table("gmm_final_gap_db", [{"strategy": n, "final_ALL*-ALL_db": final[n]} for n in ex.ALGOS])
+    report.add_claim("F8", "Fig. 4: GMM, diffusion's final ALL*−ALL is below non-cooperative's", None,
+                     final["non-cooperative"] - final["diffusion"], ">=", 0.0, scale=Scale.FULL, unit="dB")
+    report.add_claim("F9", "Fig. 4: GMM, diffusion within 3 dB of centralized", None,
+                     final["diffusion"] - final["centralized"], "<=", 3.0, scale=Scale.FULL, unit="dB")
+    report.add_claim("Q5", "GMM iterates stay symmetric positive definite", None, gmm["max_spd_error"], "<", 1e-8)
+    fig_g = _figure_pca(gmm["curves"], "Synthetic GMM (d=8, G=3)", x=gmm["iterations"])
+    fig_g.axes[0].set_ylabel("ALL* − ALL (dB)")
+    report.add_figure("all_gmm", fig_g)
+
+    # --- real data: digits PCA -------------------------------------------------------------------------------
+    dig = ex.digits_pca(a, seed, c.digits_passes, c.r, c.digits_mu, c.digits_alpha, c.digits_mu,
+                        c.digits_drsgd_alpha)
+    final_d = {n: float(to_db(cv[-1])) for n, cv in dig["curves"].items()}
+    report.add_table("digits_pca_final_msd_db", [{"strategy": n, "final_msd_db": final_d[n]} for n in ex.ALGOS])
+    report.add_claim("F10", "Real data (digits, substitute for MNIST): diffusion <= non-cooperative − 5 dB",
+                     None, final_d["non-cooperative"] - final_d["diffusion"], ">=", 5.0, scale=Scale.FULL, unit="dB",
+                     note=f"{dig['samples_per_agent']} digits per agent, {c.digits_passes} passes")
+    report.add_figure("msd_digits", _figure_pca(dig["curves"], "Digits PCA (r=5)", xlabel="pass over the data",
+                                                x=np.arange(1, c.digits_passes + 1)))
+    report.notes.append("The paper's exact dB values were not retrievable; paper_value is empty and thresholds are "
+                        "the spec's acceptance numbers. MNIST is replaced by scikit-learn's digits.")
+    return report
