@@ -44,7 +44,7 @@ def pca_comparison(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, r: 
         stream, target = synthetic_pca_stream(a.shape[0], n_iter, d, r, rng=rng)
         init = g.random_point(rng)
         for name, algo in _strategies(g, a, mu, alpha, beta, alpha_c).items():
-            res = simulate(algo, stream, pca_loss_grad, init, metrics={"msd": lambda p: msd(g, p, target)})
+            res = simulate(algo, stream, pca_loss_grad, init, metrics={"msd": lambda p, t=target: msd(g, p, t)})
             curves[name] += res.history["msd"] / runs
             max_err = max(max_err, float(np.max(g._point_error(res.points))))
     return {"curves": curves, "max_orthonormality_error": max_err}
@@ -80,7 +80,7 @@ def efficiency(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, r: int,
         for combine in out:
             algo = DiffusionAdaptation(g, a, mu, alpha if combine == "one_step" else 1.0, combine=combine,
                                        frechet_iters=frechet_iters)
-            res = simulate(algo, stream, pca_loss_grad, init, metrics={"msd": lambda p: msd(g, p, target)})
+            res = simulate(algo, stream, pca_loss_grad, init, metrics={"msd": lambda p, t=target: msd(g, p, t)})
             out[combine] += res.history["msd"] / runs
             secs[combine] += res.seconds_per_iter / runs
     return {"curves": out, "seconds_per_iter": secs}
@@ -97,7 +97,7 @@ def step_size_study(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, r:
         init = g.random_point(rng)
         for m in curves:
             res = simulate(DiffusionAdaptation(g, a, m, alpha), stream, pca_loss_grad, init,
-                           metrics={"msd": lambda p: msd(g, p, target)})
+                           metrics={"msd": lambda p, t=target: msd(g, p, t)})
             curves[m] += res.history["msd"] / runs
     return curves
 
@@ -121,7 +121,7 @@ def gmm_comparison(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, n_c
         best = float(average_log_likelihood(gmm_params_to_manifold(means, covs, weights), sub))
         for name, algo in _strategies(m, a, mu, alpha, beta, alpha_c).items():
             res = simulate(algo, stream, gmm_loss_grad, init, record_every=eval_every,
-                           metrics={"gap": lambda p: best - float(np.mean(average_log_likelihood(p, sub)))})
+                           metrics={"gap": lambda p, b=best, s=sub: b - float(np.mean(average_log_likelihood(p, s)))})
             gaps[name] = gaps.get(name, 0.0) + res.history["gap"] / runs
             iters = res.iterations
             max_err = max(max_err, float(np.max(m._point_error(res.points))))
@@ -150,7 +150,7 @@ def digits_pca(a: np.ndarray, seed: int, passes: int, r: int, mu: float, alpha: 
     curves = {}
     for name, algo in _strategies(g, a, mu, alpha, beta, alpha_c).items():
         res = simulate(algo, stream, pca_loss_grad, init, n_iter=passes * t_len, record_every=t_len,
-                       metrics={"msd": lambda p: msd(g, p, target)})
+                       metrics={"msd": lambda p, t=target: msd(g, p, t)})
         curves[name] = res.history["msd"]
     return {"curves": curves, "samples_per_agent": t_len}
 
