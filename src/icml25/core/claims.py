@@ -88,7 +88,7 @@ class Claim:
     paper_value: Any
     measured: Any
     comparison: str
-    threshold: Any
+    threshold: Any = None
     scale: Scale = Scale.QUICK
     spread: float | None = None
     per_seed: list[Any] | None = None

@@ -14,7 +14,7 @@ from pathlib import Path
 
 __all__ = ["main"]
 
-_USAGE_ERRORS: tuple[type[BaseException], ...] = (KeyError, ValueError, ImportError, FileNotFoundError, TypeError)
+_USAGE_ERRORS: tuple[type[BaseException], ...] = (KeyError, ValueError, ImportError, FileNotFoundError)
 
 
 def _status_rows(out: Path | None = None) -> list[dict[str, str]]:
