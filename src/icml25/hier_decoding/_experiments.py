@@ -79,8 +79,12 @@ def compare_decoders(P: np.ndarray, h: Hierarchy, metrics: tuple[str, ...] = MET
         met = get_metric(m, h)
         sign = 1.0 if met.greater_is_better else -1.0
         preds = {"optimal": met.decode(P), **heur}
-        exp = {k: sign * met.expected_score(P, v, average=False) for k, v in preds.items()}
-        real = {k: sign * met.score(y, v, average=False) for k, v in preds.items()} if y is not None else None
+        exp, real = {}, ({} if y is not None else None)
+        for k, v in preds.items():
+            S = met.score_matrix(v)  # M(ŷ_i, l) for every leaf: expected and realised scores from one matrix
+            exp[k] = sign * (P * S).sum(axis=1)
+            if real is not None:
+                real[k] = sign * S[np.arange(len(y)), y]
         same = {k: bool((v == preds["optimal"]).all(axis=1).mean() > 0.999) for k, v in heur.items()}
         out[m] = {"expected": exp, "realized": real, "coincides": same, "sign": sign}
     return out
