@@ -126,3 +126,20 @@ def test_get_params_roundtrip() -> None:
         warnings.simplefilter("error")
         est.set_params(z=1.5)
     assert est.z == 1.5
+
+
+@pytest.mark.parametrize("pruning", ["heuristic", "exact"])
+def test_partial_fit_on_chunks_of_one_series_equals_fit(pruning: str) -> None:
+    from icml25.sis_vaccination import flu_contact_graph
+
+    g = flu_contact_graph()
+    Y = SISModel(g, 0.3, 0.3, seed=6).run(1200)
+    stream = SISLearn(0.3, 9, pruning=pruning, max_exact_superset=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LearningWarning)
+        whole = SISLearn(0.3, 9, pruning=pruning, max_exact_superset=6).fit(Y)
+        for a, b in [(0, 3), (3, 400), (400, 401), (401, 1201)]:  # includes a one-row chunk
+            stream.partial_fit(Y[a:b])
+    assert stream.n_transitions_ == whole.n_transitions_ == 1200
+    assert np.array_equal(whole.adjacency_, stream.adjacency_)
+    assert np.allclose(whole.mu_, stream.mu_)

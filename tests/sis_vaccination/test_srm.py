@@ -122,3 +122,29 @@ def test_bad_budget_and_non_forest_raise() -> None:
         srm_tree(nx.cycle_graph(4), 1)
     with pytest.raises(TypeError, match="k must be an integer"):
         degree_strategy(g, 1.5)
+
+
+def _graph_from_bits(n: int, bits: list[bool]) -> nx.Graph:
+    g = nx.empty_graph(n)
+    g.add_edges_from(e for e, b in zip(itertools.combinations(range(n), 2), bits) if b)
+    return g
+
+
+try:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=25, deadline=None)
+    @given(n=st.integers(2, 8), k=st.integers(0, 2), bits=st.lists(st.booleans(), min_size=28, max_size=28))
+    def test_dp_and_greedy_bracket_the_optimum_on_arbitrary_small_graphs(n: int, k: int, bits: list[bool]) -> None:
+        g = _graph_from_bits(n, bits)
+        k = min(k, n)
+        opt = _brute(g, k)
+        dp = spectral_radius_after_removal(g, srm_exact_treewidth(g, k, eps=0.01))
+        gr = spectral_radius_after_removal(g, srm_greedy(g, k))
+        assert opt - 1e-9 <= dp <= opt + 0.01
+        assert gr >= opt - 1e-9
+        if nx.is_forest(g):
+            assert spectral_radius_after_removal(g, srm_tree(g, k)) <= opt + 1e-4
+except ImportError:  # pragma: no cover - hypothesis is a dev dependency
+    pass

@@ -140,22 +140,38 @@ class SISLearn(ParamsMixin):
         -------
         self
         """
-        for attr in ("_n", "_prev_chunks"):
+        for attr in ("_n", "_prev_chunks", "_last_row"):
             if hasattr(self, attr):
                 delattr(self, attr)
         return self.partial_fit(Y)
 
-    def partial_fit(self, Y: Any) -> SISLearn:
+    def partial_fit(self, Y: Any, new_trajectory: bool = False) -> SISLearn:
         """Add the transitions of ``Y`` (a chunk of a stream) to the sufficient statistics and re-learn.
 
         Pairwise counts are kept for μ̂ and the heuristic rule; with ``pruning="exact"`` the transitions are
-        kept as well (the exact rule needs joint counts over supersets that depend on all data). A chunk
-        boundary is a trajectory boundary: pass overlapping chunks (last row repeated) to keep the transition
-        between them.
+        kept as well (the exact rule needs joint counts over supersets that depend on all data).
+
+        Parameters
+        ----------
+        Y : array_like of shape (T, n) or list of such arrays
+            An array continues the previous array chunk (the transition from its last row to this chunk's
+            first row is counted) unless ``new_trajectory``; each list element is a complete trajectory.
+        new_trajectory : bool
+            Start a new trajectory instead of continuing the previous chunk.
         """
         self._validate()
         n_expected = getattr(self, "_n", None)
+        last = getattr(self, "_last_row", None)
+        if not isinstance(Y, (list, tuple)) and last is not None and not new_trajectory:
+            arr = np.asarray(Y)
+            if arr.ndim != 2 or arr.shape[1] != n_expected:
+                raise ValueError(f"Y must have {n_expected} columns (one per vertex) to continue the stream, "
+                                 f"got shape {arr.shape}")
+            if not (arr.dtype == bool or np.issubdtype(arr.dtype, np.number)):
+                raise TypeError(f"Y must hold 0/1 or bool values, got dtype {arr.dtype}")
+            Y = np.concatenate([last[None, :].astype(arr.dtype), arr], axis=0)
         prev, nxt = as_transitions(Y, n_expected)
+        self._last_row = None if isinstance(Y, (list, tuple)) else nxt[-1].copy()
         n = prev.shape[1]
         if n_expected is None:
             self._n = n
