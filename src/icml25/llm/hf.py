@@ -142,9 +142,10 @@ class HFModel:
                      "pos": mask.sum(-1, keepdim=True) - 1}
 
             def step(new: Any) -> Any:
+                new = new.to(self.device)
                 state["mask"] = torch.cat([state["mask"], torch.ones_like(new)], dim=1)
                 state["pos"] = state["pos"] + 1
-                o = self.model(input_ids=new.to(self.device), attention_mask=state["mask"],
+                o = self.model(input_ids=new, attention_mask=state["mask"],
                                position_ids=state["pos"], use_cache=True, **{self._cache_kw: state["past"]},
                                **self._last_kw)
                 state["past"] = self._cache_of(o)

@@ -71,7 +71,7 @@ def sample_tokens(logits: torch.Tensor, temperature: float, top_p: float,
     if temperature == 0:
         tok = logits.argmax(dim=-1)
     else:
-        probs = torch.softmax(logits / temperature, dim=-1)
+        probs = logp.exp() if temperature == 1 else torch.softmax(logits / temperature, dim=-1)
         if top_p < 1.0:
             sp, si = probs.sort(dim=-1, descending=True)
             sp[(sp.cumsum(dim=-1) - sp) >= top_p] = 0.0
