@@ -60,6 +60,16 @@ class TinyGPT:
         self._rng = np.random.default_rng(int(seed))
 
     # ------------------------------------------------------------------ basics
+    @property
+    def device(self) -> torch.device:
+        """Device of the network's parameters."""
+        return next(self.module.parameters()).device
+
+    def to(self, device: str | torch.device) -> TinyGPT:
+        """Move the network to ``device`` (e.g. ``"cuda"``); returns ``self``."""
+        self.module.to(device)
+        return self
+
     def num_parameters(self) -> int:
         """Number of trainable parameters (tied embedding counted once)."""
         return sum(p.numel() for p in self.module.parameters())
@@ -156,7 +166,8 @@ class TinyGPT:
                 for step in iterator:
                     pick = rng.integers(0, len(windows), size=batch_size)
                     T = int(lengths[pick].max())
-                    x, y = torch.from_numpy(all_x[pick, :T]), torch.from_numpy(all_y[pick, :T])
+                    x = torch.from_numpy(all_x[pick, :T]).to(self.device)
+                    y = torch.from_numpy(all_y[pick, :T]).to(self.device)
                     for g in opt.param_groups:
                         g["lr"] = lr_at(step)
                     logits = model(x)
@@ -250,11 +261,13 @@ class TinyGPT:
         for r, ids in enumerate(rows):
             idx[r, Tp - len(ids):] = torch.tensor(ids)
         total = Tp + max_tokens
-        valid = torch.arange(total)[None, :] >= n_pad[:, None]  # (R, total) key is not padding
+        dev = self.device
+        idx, n_pad = idx.to(dev), n_pad.to(dev)
+        valid = torch.arange(total, device=dev)[None, :] >= n_pad[:, None]  # (R, total) key is not padding
         padded = bool((n_pad > 0).any())
-        positions = (torch.arange(total)[None, :] - n_pad[:, None]).clamp(min=0)
-        causal = torch.ones(total, total, dtype=torch.bool).tril()
-        eye = torch.eye(total, dtype=torch.bool)
+        positions = (torch.arange(total, device=dev)[None, :] - n_pad[:, None]).clamp(min=0)
+        causal = torch.ones(total, total, dtype=torch.bool, device=dev).tril()
+        eye = torch.eye(total, dtype=torch.bool, device=dev)
 
         def full_mask(T: int) -> torch.Tensor | None:
             if not padded:
@@ -263,26 +276,27 @@ class TinyGPT:
 
         model = self.module
         if use_cache:
-            cache = KVCache(self.config, R, total, next(model.parameters()).dtype)
+            cache = KVCache(self.config, R, total, next(model.parameters()).dtype, dev)
             first = model(idx, positions=positions[:, :Tp], attn_mask=full_mask(Tp), cache=cache, last_only=True)
             state = {"t": Tp}
 
             def step(new: torch.Tensor) -> torch.Tensor:
-                t = state["t"]
+                t, new = state["t"], new.to(dev)
                 mask = valid[:, None, None, :t + 1] if padded else None
                 out = model(new, positions=positions[:, t:t + 1], attn_mask=mask, cache=cache, last_only=True)
                 state["t"] = t + 1
-                return out[:, -1]
+                return out[:, -1].float().cpu()
         else:
             seq = {"idx": idx}
             first = model(idx, positions=positions[:, :Tp], attn_mask=full_mask(Tp), last_only=True)
 
             def step(new: torch.Tensor) -> torch.Tensor:
-                seq["idx"] = x = torch.cat([seq["idx"], new], dim=1)
+                seq["idx"] = x = torch.cat([seq["idx"], new.to(dev)], dim=1)
                 T = x.shape[1]
-                return model(x, positions=positions[:, :T], attn_mask=full_mask(T), last_only=True)[:, -1]
+                logits = model(x, positions=positions[:, :T], attn_mask=full_mask(T), last_only=True)
+                return logits[:, -1].float().cpu()
 
-        ids, lps, finish = decode_loop(first[:, -1], step, max_tokens, float(temperature), float(top_p), stop,
+        ids, lps, finish = decode_loop(first[:, -1].float().cpu(), step, max_tokens, float(temperature), float(top_p), stop,
                                        tok.eot_id, tok.pad_id, self._decode, gen)
         return to_generations(ids, lps, finish, self._decode, stop, n)
 
@@ -291,7 +305,7 @@ class TinyGPT:
         x = torch.full((len(seqs), max(len(s) for s in seqs)), self.tokenizer.pad_id, dtype=torch.long)
         for r, s in enumerate(seqs):
             x[r, :len(s)] = torch.tensor(s)
-        return x
+        return x.to(self.device)
 
     @torch.inference_mode()
     def logprobs(self, prompts: list[str], continuations: list[str]) -> list[np.ndarray]:
@@ -318,7 +332,7 @@ class TinyGPT:
         for s in range(0, len(pairs), _CHUNK):
             chunk = pairs[s:s + _CHUNK]
             x = self._right_padded([p + c for p, c in chunk])
-            logp = torch.log_softmax(self.module(x).float(), dim=-1)
+            logp = torch.log_softmax(self.module(x).float(), dim=-1).cpu()
             for r, (p, c) in enumerate(chunk):
                 pos = torch.arange(len(p) - 1, len(p) + len(c) - 1)
                 out.append(logp[r, pos, torch.tensor(c, dtype=torch.long)].numpy().astype(np.float64))
@@ -333,7 +347,7 @@ class TinyGPT:
             chunk = seqs[s:s + _CHUNK]
             logits, h = self.module(self._right_padded(chunk), return_hidden=True)
             last = torch.tensor([len(q) - 1 for q in chunk])
-            src = h if hidden else logits
+            src = (h if hidden else logits).cpu()
             out.append(src[torch.arange(len(chunk)), last].float().numpy())
         return np.concatenate(out, axis=0)
 
