@@ -1,0 +1,259 @@
+"""CP-OPT: a learned conformity score that minimises the expected prediction-set size (spec §2.4).
+
+The penalised surrogate of problem (P2), with ``sigma_beta(u) = 1 / (1 + exp(-beta u))``::
+
+    S(g, tau) = mean_i sum_{j valid} sigma_beta(g(x_i, j) - tau)           # smooth set size
+    P(g, tau) = mean_i sigma_beta(g(x_i, y_i) - tau)                       # smooth coverage
+    L = S + lam (P - (1 - alpha))^2 + lam_ce CE(g, y) + lam_l2 ||theta||^2
+
+``g`` is an MLP on per-question features followed by a softmax over the valid options, so scores lie in [0, 1]
+like the LLM's own probabilities. The learned ``tau`` is discarded: conformal calibration is redone on held-out
+data (:class:`~icml25.croq.conformal.SplitConformal`), which keeps the coverage guarantee exact.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator
+from torch import nn
+
+from .conformal import conformal_threshold, option_mask
+
+__all__ = ["cp_opt_loss", "CPOptScorer", "ScoreMLP"]
+
+
+def cp_opt_loss(scores: torch.Tensor, tau: torch.Tensor, y: torch.Tensor, mask: torch.Tensor, alpha: float,
+                beta: float, lam: float, lam_ce: float = 0.0) -> torch.Tensor:
+    """The CP-OPT surrogate loss of problem (P2) as a pure torch function.
+
+    Parameters
+    ----------
+    scores : Tensor, shape (n, m)
+        Conformity ``g(x_i, j)`` of each option slot (probabilities when ``lam_ce > 0``).
+    tau : Tensor, scalar
+        The (learned) threshold.
+    y : LongTensor, shape (n,)
+        Index of the true option.
+    mask : BoolTensor, shape (n, m)
+        Valid option slots (padded slots do not count in the size).
+    alpha : float
+        Target miscoverage.
+    beta : float
+        Sigmoid steepness (≈ 10-50 for scores in [0, 1]).
+    lam : float
+        Weight of the squared coverage deviation.
+    lam_ce : float
+        Weight of the cross-entropy ``-log g(x_i, y_i)`` term (0 turns it off).
+
+    Returns
+    -------
+    Tensor, scalar
+        ``S + lam (P - (1 - alpha))^2 + lam_ce CE``.
+    """
+    if scores.ndim != 2 or mask.shape != scores.shape:
+        raise ValueError(f"scores and mask must both be (n, m); got {tuple(scores.shape)} and {tuple(mask.shape)}")
+    if y.shape != (scores.shape[0],):
+        raise ValueError(f"y must have shape ({scores.shape[0]},), got {tuple(y.shape)}")
+    soft_in = torch.sigmoid(beta * (scores - tau)) * mask.to(scores.dtype)
+    size = soft_in.sum(dim=1).mean()  # smooth size S(g, tau)
+    true_scores = scores.gather(1, y.view(-1, 1)).squeeze(1)
+    coverage = torch.sigmoid(beta * (true_scores - tau)).mean()  # smooth coverage P(g, tau)
+    loss = size + lam * (coverage - (1.0 - alpha)) ** 2  # Eq. (P2)
+    if lam_ce:
+        loss = loss - lam_ce * torch.log(true_scores.clamp_min(1e-12)).mean()
+    return loss
+
+
+class ScoreMLP(nn.Module):
+    """MLP ``features -> option slots`` followed by a softmax over valid slots (the CP-OPT score ``g``).
+
+    Parameters
+    ----------
+    in_dim : int
+        Feature dimension ``d``.
+    n_slots : int
+        Maximum number of options ``m``.
+    hidden_dims : tuple of int
+        Widths of the hidden layers.
+    activation : str
+        ``"relu"`` or ``"tanh"``.
+
+    Shapes
+    ------
+    forward(x (n, d), mask (n, m) bool) -> (n, m) probabilities, 0 in padded slots.
+    """
+
+    def __init__(self, in_dim: int, n_slots: int, hidden_dims: tuple[int, ...] = (256, 128),
+                 activation: str = "relu") -> None:
+        super().__init__()
+        acts = {"relu": nn.ReLU, "tanh": nn.Tanh}
+        if activation not in acts:
+            raise ValueError(f"activation must be one of {sorted(acts)}, got {activation!r}")
+        layers: list[nn.Module] = []
+        prev = in_dim
+        for h in hidden_dims:
+            layers += [nn.Linear(prev, int(h)), acts[activation]()]
+            prev = int(h)
+        layers.append(nn.Linear(prev, n_slots))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        logits = self.net(x).masked_fill(~mask, float("-inf"))
+        return torch.softmax(logits, dim=1)
+
+
+class CPOptScorer(BaseEstimator):
+    """The CP-OPT learned score from the 'Prune 'n Predict' (CROQ, ICML 2025) paper, §2.4.
+
+    Trains :class:`ScoreMLP` and a scalar ``tau`` by Adam on ``cp_opt_loss + lam_l2 ||theta||^2``.
+    Features are standardised with the training mean and standard deviation.
+
+    Parameters
+    ----------
+    hidden_dims : tuple of int
+        Hidden widths of the MLP.
+    activation : str
+        ``"relu"`` or ``"tanh"``.
+    beta, lam, lam_ce, lam_l2 : float
+        Sigmoid steepness, coverage penalty, cross-entropy weight, L2 weight.
+    alpha : float
+        Coverage target used in training (calibration later may use another alpha).
+    epochs : int
+        Passes over the training data.
+    lr : float
+        Adam learning rate.
+    batch_size : int or None
+        Minibatch size; None = full batch.
+    random_state : int
+        Seed of the initialisation and minibatch order.
+
+    Attributes
+    ----------
+    model_ : ScoreMLP
+    tau_train_ : float
+        The learned threshold (not used for prediction sets).
+    loss_curve_ : list of float
+        Training loss per epoch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3)); y = rng.integers(0, 4, 200); X[np.arange(200), y % 3] += 2
+    >>> s = CPOptScorer(hidden_dims=(16,), epochs=20).fit(X, np.full(200, 4), y).score(X, np.full(200, 4))
+    >>> s.shape, bool(np.allclose(s.sum(1), 1))
+    ((200, 4), True)
+    """
+
+    def __init__(self, hidden_dims: tuple[int, ...] = (256, 128), activation: str = "relu", beta: float = 10.0,
+                 lam: float = 10.0, lam_ce: float = 1.0, lam_l2: float = 1e-4, alpha: float = 0.05,
+                 epochs: int = 200, lr: float = 1e-3, batch_size: int | None = None, random_state: int = 0) -> None:
+        self.hidden_dims = hidden_dims
+        self.activation = activation
+        self.beta = beta
+        self.lam = lam
+        self.lam_ce = lam_ce
+        self.lam_l2 = lam_l2
+        self.alpha = alpha
+        self.epochs = epochs
+        self.lr = lr
+        self.batch_size = batch_size
+        self.random_state = random_state
+
+    @staticmethod
+    def _check_xy(features: Any, n_options: Any, y: Any = None) -> tuple[np.ndarray, np.ndarray, Any]:
+        x = np.asarray(features, dtype=np.float32)
+        if x.ndim != 2:
+            raise ValueError(f"features must be 2-D (n_questions, n_features), got shape {x.shape}")
+        if not np.isfinite(x).all():
+            raise ValueError("features contain NaN or infinite values")
+        k = np.asarray(n_options)
+        if k.shape != (x.shape[0],):
+            raise ValueError(f"n_options must have shape ({x.shape[0]},), got {k.shape}")
+        if y is not None:
+            yy = np.asarray(y)
+            if yy.shape != (x.shape[0],) or not np.issubdtype(yy.dtype, np.integer):
+                raise ValueError(f"y must be integer option indices of shape ({x.shape[0]},), got {yy.shape} "
+                                 f"{yy.dtype}")
+            bad = (yy < 0) | (yy >= k)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"label y[{i}]={int(yy[i])} is outside the option range 0..{int(k[i]) - 1}")
+            y = yy
+        return x, k, y
+
+    def fit(self, features: Any, n_options: Any, y: Any) -> CPOptScorer:
+        """Train the score network.
+
+        Parameters
+        ----------
+        features : array-like, shape (n, d)
+        n_options : array-like of int, shape (n,)
+            Option count of each question (slots beyond it are masked).
+        y : array-like of int, shape (n,)
+            True option index.
+        """
+        x, k, yy = self._check_xy(features, n_options, y)
+        if not 0 < float(self.alpha) < 1:
+            raise ValueError(f"alpha must lie in (0, 1), got {self.alpha!r}")
+        self.n_slots_ = int(k.max())
+        mask_np = option_mask(k, self.n_slots_)
+        self.mean_ = x.mean(axis=0)
+        self.std_ = x.std(axis=0) + 1e-6
+        gen = torch.Generator().manual_seed(int(self.random_state))
+        torch.manual_seed(int(self.random_state))
+        self.model_ = ScoreMLP(x.shape[1], self.n_slots_, tuple(self.hidden_dims), self.activation)
+        xt = torch.from_numpy((x - self.mean_) / self.std_)
+        mt = torch.from_numpy(mask_np)
+        yt = torch.from_numpy(yy.astype(np.int64))
+        with torch.no_grad():  # start tau at the empirical alpha-quantile of the initial true scores
+            s0 = self.model_(xt, mt).gather(1, yt.view(-1, 1)).squeeze(1).numpy()
+        tau0 = conformal_threshold(s0, self.alpha, allow_infinite=True)
+        tau = nn.Parameter(torch.tensor(float(tau0) if np.isfinite(tau0) else float(s0.min()), dtype=torch.float32))
+        opt = torch.optim.Adam([*self.model_.parameters(), tau], lr=float(self.lr))
+        n = x.shape[0]
+        bs = n if self.batch_size is None else int(self.batch_size)
+        self.loss_curve_: list[float] = []
+        for _ in range(int(self.epochs)):
+            order = torch.randperm(n, generator=gen) if bs < n else torch.arange(n)
+            total = 0.0
+            for start in range(0, n, bs):
+                idx = order[start:start + bs]
+                scores = self.model_(xt[idx], mt[idx])
+                loss = cp_opt_loss(scores, tau, yt[idx], mt[idx], float(self.alpha), float(self.beta),
+                                   float(self.lam), float(self.lam_ce))
+                if self.lam_l2:
+                    loss = loss + float(self.lam_l2) * sum((p ** 2).sum() for n_, p in
+                                                           self.model_.named_parameters() if "weight" in n_)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                total += float(loss.detach()) * len(idx)
+            self.loss_curve_.append(total / n)
+        self.tau_train_ = float(tau.detach())
+        return self
+
+    def score(self, features: Any, n_options: Any) -> np.ndarray:
+        """Learned conformity scores.
+
+        Parameters
+        ----------
+        features : array-like, shape (n, d)
+        n_options : array-like of int, shape (n,)
+
+        Returns
+        -------
+        ndarray, shape (n, n_slots)
+            Softmax over the valid options of each row; 0 in padded slots.
+        """
+        if not hasattr(self, "model_"):
+            raise RuntimeError("CPOptScorer is not fitted; call fit(features, n_options, y) first")
+        x, k, _ = self._check_xy(features, n_options)
+        if x.shape[1] != self.mean_.shape[0]:
+            raise ValueError(f"features have {x.shape[1]} columns, the scorer was fitted on {self.mean_.shape[0]}")
+        mask = torch.from_numpy(option_mask(k, self.n_slots_))
+        with torch.no_grad():
+            return self.model_(torch.from_numpy((x - self.mean_) / self.std_), mask).numpy().astype(float)
