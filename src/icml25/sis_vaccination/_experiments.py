@@ -137,7 +137,7 @@ def learning_curves(report: Report, cfg, seed: int) -> None:
     report.add_table("learning_curves", rows)
     fig, ax = new_figure()
     mean = {}
-    for (name, lname) in {(r["graph"], r["learner"]) for r in rows}:
+    for (name, lname) in sorted({(r["graph"], r["learner"]) for r in rows}):
         ts = sorted(cfg.curve_T)
         ys = [np.mean([r["f1"] for r in rows if r["graph"] == name and r["learner"] == lname and r["T"] == T])
               for T in ts]
