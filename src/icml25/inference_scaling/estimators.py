@@ -129,7 +129,8 @@ def pass_at_k(n: Any, c: Any, k: Any) -> np.ndarray:
     f_b, n_b, k_b = (np.broadcast_to(a, out.shape)[okb] for a in (ff, nn, kk))
     # log C(f, k) - log C(n, k) = lnG(f+1) - lnG(f-k+1) - lnG(n+1) + lnG(n-k+1)
     log_ratio = gammaln(f_b + 1) - gammaln(f_b - k_b + 1) - gammaln(n_b + 1) + gammaln(n_b - k_b + 1)
-    out[okb] = -np.expm1(log_ratio)
+    out[okb] = np.clip(-np.expm1(log_ratio), 0.0, 1.0)
+    out[np.broadcast_to(c_arr[:, None] == 0, out.shape)] = 0.0  # exact: no success, no coverage
     return out[:, 0] if scalar else out
 
 

@@ -23,7 +23,7 @@ from .estimators import validate_counts
 __all__ = ["FitError", "CountFit", "CurveFit", "fit_counts", "fit_curve", "fit_correlation",
            "betabinom_loglik", "validate_curve"]
 
-_LOG_BOUND = 18.0  # |ln alpha|, |ln beta| beyond this is treated as a degenerate (non-converged) fit
+_LOG_BOUND = 15.0  # |ln alpha|, |ln beta| beyond this is treated as a degenerate (non-converged) fit
 
 
 class FitError(RuntimeError):
@@ -177,6 +177,8 @@ def fit_counts(n: Any, c: Any, fit_A: bool = False, correlation: TrialCorrelatio
     n_arr, c_arr = validate_counts(n, c)
     if not np.any(c_arr > 0):
         raise ValueError("c has no successes at all: the Beta law is not identifiable from all-zero counts")
+    if np.all(c_arr == n_arr):
+        raise ValueError("c equals n for every problem (no failures at all): the Beta law is not identifiable")
     nf, cf = n_arr.astype(float), c_arr.astype(float)
     a0, b0 = _moment_start(nf, cf)
     zero_frac = float(np.mean(c_arr == 0))
