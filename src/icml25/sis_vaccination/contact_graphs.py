@@ -4,6 +4,7 @@ and random partial k-trees (bounded treewidth)."""
 from __future__ import annotations
 
 import csv
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,11 @@ _TREES_URL = "https://github.com/DrakeLab/taube-transmission-trees"
 
 
 def _trees(path: str | Path | None) -> dict[str, Any]:
-    file = resolve_data(SLUG, "outbreak_trees_edges.json", path=path, url=None)
+    return _read_trees(str(resolve_data(SLUG, "outbreak_trees_edges.json", path=path, url=None)))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_trees(file: str) -> dict[str, Any]:
     return json.loads(Path(file).read_text(encoding="utf-8"))
 
 
@@ -94,7 +99,7 @@ def augment_to_spectral_radius(graph: nx.Graph, target: float, seed: Any = 0,
     """
     check_graph(graph)
     n = graph.number_of_nodes()
-    if sorted(graph.nodes) != list(range(n)):
+    if set(graph.nodes) != set(range(n)):
         raise ValueError("graph must have vertices 0..n-1 (use load_outbreak_tree or nx.convert_node_labels_to_integers)")
     if n < 2:
         raise ValueError(f"graph needs at least 2 vertices, got {n}")

@@ -96,7 +96,7 @@ def vug_experiment(graph: nx.Graph, p_inf: float, p_rec: float, T_learn: int, bu
     """
     check_graph(graph)
     n = graph.number_of_nodes()
-    if sorted(graph.nodes) != list(range(n)):
+    if set(graph.nodes) != set(range(n)):
         raise ValueError("graph must have vertices 0..n-1 (use networkx.convert_node_labels_to_integers)")
     p_inf = check_probability(p_inf, "p_inf")
     p_rec = check_probability(p_rec, "p_rec")
