@@ -29,7 +29,7 @@ def test_closed_form_matches_quadrature() -> None:
     alpha, beta = 2.5, 0.3
     law = BetaCoverageLaw(alpha, beta)
     for k in (1, 5, 50):
-        val = integrate.quad(lambda p: p**k * stats.beta.pdf(p, alpha, beta), 0, 1, limit=200)[0]
+        val = integrate.quad(lambda p, k=k: p**k * stats.beta.pdf(p, alpha, beta), 0, 1, limit=200)[0]
         assert float(law.inference_loss(k)) == pytest.approx(val, rel=1e-6)
 
 
