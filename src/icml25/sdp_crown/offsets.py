@@ -73,8 +73,10 @@ def sdp_offset(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: t
     -------
     Tensor [B, S]
     """
+    lam = lam.to(c.dtype)
+    radius = radius.to(c.dtype)
     lam3 = lam.unsqueeze(-1)
-    zc = centre.unsqueeze(1)
+    zc = centre.to(c.dtype).unsqueeze(1)
     a = c - g
     neg_sq = -lam3 * zc * zc
     t1 = torch.where(a - lam3 * zc < 0, a * a / lam3 - 2 * a * zc, neg_sq)  # Eq. (Thm 4.1), first piece

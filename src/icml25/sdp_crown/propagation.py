@@ -211,8 +211,8 @@ def compute_bounds(net: BoundedNet, x: Any, eps: Any, C: Any = None, method: str
     Cb = Cm @ P.b[-1]
     offset = _OFFSET[method]
     n_relu = len(P.W) - 1
-    if method == "crown":
-        iters = 0
+    if method == "crown" or n_relu == 0:
+        iters = 0  # nothing to optimise
     fixed: dict = {}
     if intermediate_bounds is not None:
         if len(intermediate_bounds) != n_relu:

@@ -1,0 +1,152 @@
+"""Experiment pieces of the reproduction (private): theorem checks, model comparisons, radius sweep, tightness."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from .attack import pgd_l2
+from .network import BoundedNet
+from .offsets import best_lambda, sdp_offset, sdp_offset_zero_centre
+from .propagation import compute_bounds, spec_matrix
+from .verification import lipnaive_bounds
+
+
+def worked_example_b3() -> dict[str, float]:
+    """Appendix B.3: LiRPA with IBP intermediate bounds (−2), SDP-CROWN (−√2), CROWN intermediate bounds (−√2)."""
+    net = BoundedNet([([[0.0, 1.0], [1.0, 0.0]], [0.0, 0.0]), ([[-1.0, 1.0], [1.0, -1.0]], [0.0, 0.0]),
+                      ([[-1.0, -1.0]], [0.0])], (2,))
+    x = torch.tensor([[1.0, 1.0]])
+    C = torch.ones(1, 1, 1, dtype=torch.float64)
+    ibp = [(torch.zeros(1, 2), 2 * torch.ones(1, 2)), (-2 * torch.ones(1, 2), 2 * torch.ones(1, 2))]
+    lirpa_ibp = compute_bounds(net, x, 1.0, C, method="crown", intermediate_bounds=ibp)[0].item()
+    sdp_ibp, info = compute_bounds(net, x, 1.0, C, method="sdp-crown", iters=0, lambda_mode="exact",
+                                   intermediate_bounds=ibp)
+    crown_crown = compute_bounds(net, x, 1.0, C, method="crown")[0].item()
+    return {"lirpa_ibp": lirpa_ibp, "sdp_crown_ibp": sdp_ibp.item(), "crown_crown": crown_crown,
+            "lambda_2": float(info["lambdas"][1].item())}
+
+
+def theorem_checks(n_draws: int, n_points: int, seed: int) -> dict[str, float]:
+    """Theorem 4.1 soundness against sampling and against an independent coordinate-wise Lagrangian minimum;
+    Theorem 5.2's closed form against the 1-D maximisation; concavity of h in λ."""
+    rng = np.random.default_rng(seed)
+    worst_sample, worst_lagr, worst_52, worst_concave = -np.inf, 0.0, 0.0, -np.inf
+    for _ in range(n_draws):
+        n = int(rng.integers(1, 21))
+        c, g, xh = rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
+        rho, lam = float(rng.uniform(0.05, 3.0)), float(np.exp(rng.uniform(-4, 3)))
+        t = [torch.from_numpy(v).view(1, 1, n) for v in (c, g)]
+        h = sdp_offset(t[0], t[1], torch.from_numpy(xh).view(1, n), torch.tensor([rho], dtype=torch.float64), torch.tensor([[lam]], dtype=torch.float64)).item()
+        # sampled minimum of cᵀReLU(x) − gᵀx over the ball (half the points on the sphere)
+        d = rng.normal(size=(n_points, n))
+        d /= np.linalg.norm(d, axis=1, keepdims=True)
+        r = rng.uniform(size=(n_points, 1)) ** (1 / n)
+        r[: n_points // 2] = 1.0
+        pts = xh + rho * r * d
+        smin = float((np.maximum(pts, 0) @ c - pts @ g).min())
+        worst_sample = max(worst_sample, h - smin)
+        # coordinate-wise minimum of cᵢReLU(xᵢ) − gᵢxᵢ + (λ/2)(xᵢ − x̂ᵢ)² on x ≥ 0 and x ≤ 0 (vertex clipped)
+        total = -lam * rho**2 / 2
+        for i in range(n):
+            vals = []
+            for slope, lo, hi in ((c[i] - g[i], 0.0, np.inf), (-g[i], -np.inf, 0.0)):
+                xv = min(max(xh[i] - slope / lam, lo), hi)
+                vals.append(slope * xv + lam / 2 * (xv - xh[i]) ** 2)
+            total += min(vals)
+        worst_lagr = max(worst_lagr, abs(h - total))
+        # Theorem 5.2 (x̂ = 0): closed form vs golden-section maximum over λ
+        zero = torch.zeros(1, n, dtype=torch.float64)
+        lam_star = best_lambda(t[0], t[1], zero, torch.tensor([rho], dtype=torch.float64), lo=1e-8, hi=1e8, steps=90)
+        hmax = sdp_offset(t[0], t[1], zero, torch.tensor([rho], dtype=torch.float64), lam_star).item()
+        closed = sdp_offset_zero_centre(t[0], t[1], torch.tensor([rho], dtype=torch.float64)).item()
+        worst_52 = max(worst_52, abs(hmax - closed))
+        # concavity: h(midpoint) ≥ mean of the ends
+        l1, l2 = float(np.exp(rng.uniform(-4, 3))), float(np.exp(rng.uniform(-4, 3)))
+        hs = [sdp_offset(t[0], t[1], torch.from_numpy(xh).view(1, n), torch.tensor([rho], dtype=torch.float64), torch.tensor([[v]], dtype=torch.float64)).item()
+              for v in (l1, l2, (l1 + l2) / 2)]
+        worst_concave = max(worst_concave, (hs[0] + hs[1]) / 2 - hs[2])
+    return {"max_h_minus_sampled_min": worst_sample, "max_abs_h_minus_lagrangian": worst_lagr,
+            "max_abs_thm52_error": worst_52, "max_concavity_violation": worst_concave}
+
+
+def compare_methods(net: BoundedNet, X: torch.Tensor, y: torch.Tensor, eps: float, iters: int, seed: int,
+                    pgd_steps: int, pgd_restarts: int, methods: tuple[str, ...], **kw: Any) -> dict[str, Any]:
+    """Certified margins of every method, LipNaive, PGD margins, clean correctness, and times."""
+    C = spec_matrix(y, net.n_classes)
+    with torch.no_grad():
+        correct = net.forward(X).argmax(1) == y
+    out: dict[str, Any] = {"correct": correct, "bounds": {}, "seconds": {}}
+    t0 = time.perf_counter()
+    out["pgd"] = pgd_l2(net, X, eps, C, steps=pgd_steps, restarts=pgd_restarts, seed=seed)
+    out["seconds"]["pgd"] = time.perf_counter() - t0
+    out["bounds"]["lipnaive"] = lipnaive_bounds(net, X, eps, C)
+    for m in methods:
+        t0 = time.perf_counter()
+        out["bounds"][m] = compute_bounds(net, X, eps, C, method=m, iters=0 if m == "crown" else iters, **kw)[0]
+        out["seconds"][m] = time.perf_counter() - t0
+    return out
+
+
+def summarise(res: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per method: verified count, mean margin bound (all images × specs), soundness vs PGD."""
+    correct, pgd = res["correct"], res["pgd"]
+    B = len(correct)
+    rows = [{"method": "clean", "verified": int(correct.sum()), "n": B, "mean_bound": float("nan"),
+             "max_bound_minus_pgd": float("nan"), "seconds_per_image": 0.0},
+            {"method": "pgd (upper bound)", "verified": int((correct & (pgd.min(1).values > 0)).sum()), "n": B,
+             "mean_bound": float(pgd.mean()), "max_bound_minus_pgd": 0.0,
+             "seconds_per_image": res["seconds"]["pgd"] / B}]
+    for m, lb in res["bounds"].items():
+        rows.append({"method": m, "verified": int((correct & (lb.min(1).values > 0)).sum()), "n": B,
+                     "mean_bound": float(lb.mean()), "max_bound_minus_pgd": float((lb - pgd).max()),
+                     "seconds_per_image": res["seconds"].get(m, 0.0) / B})
+    return rows
+
+
+def zero_crossing(radii: list[float], means: list[float]) -> float:
+    """Radius where the mean bound crosses zero (linear interpolation; the last radius if it never does)."""
+    if means[0] <= 0:
+        return 0.0
+    for (r0, m0), (r1, m1) in zip(zip(radii, means), zip(radii[1:], means[1:])):
+        if m1 <= 0 < m0:
+            return r0 + (r1 - r0) * m0 / (m0 - m1)
+    return radii[-1]
+
+
+def radius_sweep(net: BoundedNet, X: torch.Tensor, y: torch.Tensor, radii: list[float], iters: int, seed: int,
+                 pgd_steps: int, pgd_restarts: int) -> dict[str, list[float]]:
+    """Mean margin bound over the instances vs ρ for PGD, LipNaive, α-CROWN and SDP-CROWN (Figure 3)."""
+    C = spec_matrix(y, net.n_classes)
+    curves: dict[str, list[float]] = {"pgd": [], "lipnaive": [], "alpha-crown": [], "sdp-crown": []}
+    for r in radii:
+        curves["pgd"].append(float(pgd_l2(net, X, r, C, steps=pgd_steps, restarts=pgd_restarts, seed=seed).mean()))
+        curves["lipnaive"].append(float(lipnaive_bounds(net, X, r, C).mean()))
+        for m in ("alpha-crown", "sdp-crown"):
+            curves[m].append(float(compute_bounds(net, X, r, C, method=m, iters=iters)[0].mean()))
+    return curves
+
+
+def tightness(net: BoundedNet, X: torch.Tensor, y: torch.Tensor, eps: float, iters: int, seed: int,
+              n_sdp: int) -> list[dict[str, Any]]:
+    """Per-instance bounds of every method beside the exact minimum (SCIP/enumeration), full SDP and PGD."""
+    from .oracles import exact_min, sdp_full
+
+    C = spec_matrix(y, net.n_classes)
+    lbs = {m: compute_bounds(net, X, eps, C, method=m, iters=0 if m == "crown" else iters)[0]
+           for m in ("crown", "alpha-crown", "sdp-crown", "sdp-crown-hybrid")}
+    lbs["lipnaive"] = lipnaive_bounds(net, X, eps, C)
+    pgd = pgd_l2(net, X, eps, C, steps=200, restarts=5, seed=seed)
+    rows = []
+    for b in range(X.shape[0]):
+        for j in range(C.shape[1]):
+            row = {"image": b, "spec": j, "pgd": float(pgd[b, j])}
+            row["exact"] = exact_min(net, X[b], eps, C[b, j].numpy())
+            row["sdp_full"] = sdp_full(net, X[b], eps, C[b, j].numpy()) if len(rows) < n_sdp else math.nan
+            row.update({m: float(v[b, j]) for m, v in lbs.items()})
+            rows.append(row)
+    return rows
