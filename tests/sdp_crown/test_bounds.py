@@ -10,8 +10,14 @@ import torch
 from torch import nn
 
 from icml25.core.testing import requires
-from icml25.sdp_crown import (BoundedNet, compute_bounds, lipnaive_bounds, pgd_l2, sampled_min_margin,
-                              spec_matrix)
+from icml25.sdp_crown import (
+    BoundedNet,
+    compute_bounds,
+    lipnaive_bounds,
+    pgd_l2,
+    sampled_min_margin,
+    spec_matrix,
+)
 
 METHODS = ("crown", "alpha-crown", "sdp-crown", "sdp-crown-hybrid")
 

@@ -7,8 +7,16 @@ import pytest
 import torch
 from torch import nn
 
-from icml25.sdp_crown import (BoundedNet, Normalize, compute_bounds, load_images, load_model,
-                              sampled_min_margin, verified_accuracy, verify)
+from icml25.sdp_crown import (
+    BoundedNet,
+    Normalize,
+    compute_bounds,
+    load_images,
+    load_model,
+    sampled_min_margin,
+    verified_accuracy,
+    verify,
+)
 
 
 def _conv_model() -> nn.Sequential:
