@@ -136,3 +136,14 @@ def test_bad_beta_metric_and_costs() -> None:
         MistakeSeverity("tree")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="single-node"):
         MistakeSeverity(h).score(np.array([0]), np.array([[1, 1, 0, 0, 0]]))
+
+
+def test_node_id_fast_path_equals_indicator_path(tree: Hierarchy) -> None:
+    nodes = np.arange(tree.n_nodes)
+    Y = tree.indicator(nodes).astype(float)
+    metrics = [get_metric(m, tree) for m in ("accuracy", "hamming", "hf_0.5", "hf_2", "mistake_severity", "zhao")]
+    metrics.append(HFBeta(tree, 1.0, include_root=False))
+    for m in metrics:
+        np.testing.assert_allclose(m.score_matrix(nodes), m._score_matrix(Y), atol=1e-12, err_msg=m.name)
+    with pytest.raises(ValueError, match="node indices"):
+        metrics[0].score_matrix(np.array([tree.n_nodes]))

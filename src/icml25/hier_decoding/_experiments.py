@@ -73,21 +73,30 @@ def exactness_check(n_trees: int, max_nodes: int, n_dists: int, seed: int) -> di
 def compare_decoders(P: np.ndarray, h: Hierarchy, metrics: tuple[str, ...] = METRICS, y: np.ndarray | None = None
                      ) -> dict[str, dict[str, Any]]:
     """Per metric: utilities (score, or −loss) of the optimal decoder and of H1–H7, expected and realised."""
-    heur = {name: f(P, h) for name, f in HEURISTICS.items()}
+    heur_ind = {name: f(P, h) for name, f in HEURISTICS.items()}
+    heur = {name: h.indicator_to_node(Y) for name, Y in heur_ind.items()}  # node ids: fast score matrices
     out: dict[str, dict[str, Any]] = {}
     for m in metrics:
         met = get_metric(m, h)
         sign = 1.0 if met.greater_is_better else -1.0
-        preds = {"optimal": met.decode(P), **heur}
+        opt = met.decode(P)
+        if met.prediction_space != "subset":
+            opt = h.indicator_to_node(opt)
+        preds = {"optimal": opt, **heur}
         exp, real = {}, ({} if y is not None else None)
         for k, v in preds.items():
             S = met.score_matrix(v)  # M(ŷ_i, l) for every leaf: expected and realised scores from one matrix
             exp[k] = sign * (P * S).sum(axis=1)
             if real is not None:
                 real[k] = sign * S[np.arange(len(y)), y]
-        same = {k: bool((v == preds["optimal"]).all(axis=1).mean() > 0.999) for k, v in heur.items()}
+        opt_ind = _as_ind(opt, h)
+        same = {k: bool((heur_ind[k] == opt_ind).all(axis=1).mean() > 0.999) for k in heur}
         out[m] = {"expected": exp, "realized": real, "coincides": same, "sign": sign}
     return out
+
+
+def _as_ind(pred: np.ndarray, h: Hierarchy) -> np.ndarray:
+    return h.indicator(pred) if pred.ndim == 1 else pred
 
 
 def best_heuristic(res: dict[str, Any], key: str = "expected", exclude_coinciding: bool = False) -> str:

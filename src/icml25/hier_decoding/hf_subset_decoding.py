@@ -48,7 +48,7 @@ def _depth_profile_matrix(h: Hierarchy) -> tuple[Any, int]:
     T = int(h.depth[: h.n_leaves].max()) + 1
     leaves, nodes = np.nonzero(h.leaf_path_matrix)
     cols = nodes * T + h.depth[leaves]
-    return sparse.csr_matrix((np.ones(len(leaves)), (leaves, cols)), shape=(h.n_leaves, h.n_nodes * T)), T
+    return sparse.csc_matrix((np.ones(len(leaves)), (leaves, cols)), shape=(h.n_leaves, h.n_nodes * T)), T
 
 
 class _Solver:
@@ -87,8 +87,11 @@ class _Solver:
         pos = np.argsort(~c, axis=1, kind="stable")[:, :K]
         valid = np.take_along_axis(c, pos, axis=1)
         nodes = h.tie_order[pos]  # (m, K)
-        prof = np.asarray((self.prof_matrix.T @ P.T).T).reshape(m, h.n_nodes, self.T)
-        G = prof[rows[:, None], nodes]  # (m, K, T): P_n(t) of the candidates
+        used = np.unique(nodes[valid])  # profiles of the chunk's candidate nodes only
+        cols = (used[:, None] * self.T + np.arange(self.T)[None, :]).ravel()
+        prof = np.asarray(self.prof_matrix[:, cols].T @ P.T).T.reshape(m, len(used), self.T)
+        G = prof[rows[:, None], np.minimum(np.searchsorted(used, nodes), len(used) - 1)]  # (m, K, T): P_n(t)
+        G[~valid] = 0.0
         k = np.arange(1, K + 1, dtype=np.float64)
         W = (1.0 + self.b2) / (k[None, :] + self.b[:, None])  # (T, K): (1+β²) / (k + b_t)
         delta = np.einsum("mjt,tk->mkj", G, W)  # Eq. D5: Δ_k(n) for k = 1..K and every candidate n

@@ -273,8 +273,8 @@ class Hierarchy:
         return self._node_probs_unchecked(P)
 
     def _node_probs_unchecked(self, P: np.ndarray) -> np.ndarray:
-        pn = np.asarray((self.sparse_leaf_path_matrix.T @ P.T).T)
-        return np.clip(pn, 0.0, 1.0)
+        pn = np.asarray(P @ self.sparse_leaf_path_matrix)
+        return np.clip(pn, 0.0, 1.0, out=pn)
 
     def lca_matrix(self) -> np.ndarray:
         """``LCA(n, l)`` for every node ``n`` and leaf ``l``, shape (n_nodes, n_leaves), int."""
@@ -287,6 +287,12 @@ class Hierarchy:
                 lca[np.ix_(rows, cols)] = m
             self._lca = lca
         return self._lca
+
+    def lca_depth_matrix(self) -> np.ndarray:
+        """``d(LCA(n, l))`` for every node ``n`` and leaf ``l``, shape (n_nodes, n_leaves), int."""
+        if getattr(self, "_lca_depth", None) is None:
+            self._lca_depth = self.depth[self.lca_matrix()]
+        return self._lca_depth
 
     def indicator(self, nodes: Any) -> np.ndarray:
         """Indicator vectors of single-node predictions: row ``i`` is ``A(nodes[i])``, shape (n, n_nodes), bool."""

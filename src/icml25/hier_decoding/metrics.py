@@ -33,8 +33,11 @@ __all__ = ["HierarchicalMetric", "Accuracy", "Hamming", "HFBeta", "NodeToLeafCos
 
 
 def _overlap(Y: np.ndarray, h: Hierarchy) -> np.ndarray:
-    """``|Ŷ_i ∩ A(l)| = (Y Eᵀ)[i, l]`` with the sparse leaf-path matrix, shape (n_samples, n_leaves)."""
-    return np.asarray((h.sparse_leaf_path_matrix @ Y.T).T)
+    """``|Ŷ_i ∩ A(l)| = (Y Eᵀ)[i, l]``, shape (n_samples, n_leaves); ``Y`` has few ones per row, so it is made
+    sparse and multiplied with the dense ``Eᵀ``."""
+    from scipy import sparse
+
+    return np.asarray(sparse.csr_matrix(Y) @ h.leaf_path_matrix.T)
 
 
 class HierarchicalMetric(ABC):
@@ -74,6 +77,15 @@ class HierarchicalMetric(ABC):
             return self.hierarchy.indicator(arr).astype(np.float64)
         return check_indicator(arr, self.hierarchy.n_nodes)
 
+    def _score_nodes(self, nodes: np.ndarray) -> np.ndarray:
+        """``M(A(n_i), l)`` for single-node predictions given as node indices (subclasses add fast paths)."""
+        return self._score_matrix(self.hierarchy.indicator(nodes).astype(np.float64))
+
+    def _check_nodes(self, nodes: np.ndarray) -> np.ndarray:
+        if nodes.size and (nodes.min() < 0 or nodes.max() >= self.hierarchy.n_nodes):
+            raise ValueError(f"y_pred node indices must be in 0..{self.hierarchy.n_nodes - 1}")
+        return nodes
+
     def score_matrix(self, y_pred: Any) -> np.ndarray:
         """``M(ŷ_i, l)`` for all samples and all leaves, shape (n_samples, n_leaves).
 
@@ -82,7 +94,10 @@ class HierarchicalMetric(ABC):
         y_pred : array-like
             Indicator matrix (n_samples, n_nodes) or 1-d array of node indices.
         """
-        return self._score_matrix(self._as_indicator(y_pred))
+        arr = np.asarray(y_pred)
+        if arr.ndim == 1 and np.issubdtype(arr.dtype, np.integer):
+            return self._score_nodes(self._check_nodes(arr))
+        return self._score_matrix(self._as_indicator(arr))
 
     def score(self, y_true_leaf: Any, y_pred: Any, average: bool = True) -> Any:
         """The metric of ``y_pred`` against the true leaves (mean over samples, or per sample).
@@ -96,14 +111,14 @@ class HierarchicalMetric(ABC):
         average : bool
             Return the mean (float) or the per-sample values (ndarray).
         """
-        Y = self._as_indicator(y_pred)
+        S = self.score_matrix(y_pred)
         y = np.asarray(y_true_leaf)
-        if y.ndim != 1 or y.shape[0] != Y.shape[0] or not np.issubdtype(y.dtype, np.integer):
-            raise ValueError(f"y_true_leaf must be a 1-d integer array of length {Y.shape[0]}, got shape {y.shape} "
+        if y.ndim != 1 or y.shape[0] != S.shape[0] or not np.issubdtype(y.dtype, np.integer):
+            raise ValueError(f"y_true_leaf must be a 1-d integer array of length {S.shape[0]}, got shape {y.shape} "
                              f"dtype {y.dtype}")
         if y.size and (y.min() < 0 or y.max() >= self.hierarchy.n_leaves):
             raise ValueError(f"y_true_leaf must hold leaf indices 0..{self.hierarchy.n_leaves - 1}")
-        vals = self._score_matrix(Y)[np.arange(len(y)), y]
+        vals = S[np.arange(len(y)), y]
         return float(vals.mean()) if average else vals
 
     def expected_score(self, leaf_probs: Any, y_pred: Any, average: bool = True) -> Any:
@@ -117,10 +132,10 @@ class HierarchicalMetric(ABC):
         average : bool
         """
         P = check_leaf_probs(leaf_probs, self.hierarchy.n_leaves)
-        Y = self._as_indicator(y_pred)
-        if Y.shape[0] != P.shape[0]:
-            raise ValueError(f"y_pred has {Y.shape[0]} rows but leaf_probs has {P.shape[0]}")
-        vals = (P * self._score_matrix(Y)).sum(axis=1)
+        S = self.score_matrix(y_pred)
+        if S.shape[0] != P.shape[0]:
+            raise ValueError(f"y_pred has {S.shape[0]} rows but leaf_probs has {P.shape[0]}")
+        vals = (P * S).sum(axis=1)
         return float(vals.mean()) if average else vals
 
     def decode_nodes(self, leaf_probs: Any) -> Any:
@@ -146,6 +161,9 @@ class Accuracy(HierarchicalMetric):
         mismatches = Y.sum(1, keepdims=True) + (h.depth[None, : h.n_leaves] + 1.0) - 2.0 * _overlap(Y, h)
         return (np.abs(mismatches) < 0.5).astype(np.float64)
 
+    def _score_nodes(self, nodes: np.ndarray) -> np.ndarray:
+        return (nodes[:, None] == np.arange(self.hierarchy.n_leaves)[None, :]).astype(np.float64)
+
     def decode(self, leaf_probs: Any) -> np.ndarray:
         """D1: indicator of ``A(argmax_l p(l))``, shape (n_samples, n_nodes)."""
         return self.hierarchy.indicator(argmax_leaf(leaf_probs, self.hierarchy))
@@ -162,6 +180,11 @@ class Hamming(HierarchicalMetric):
         h = self.hierarchy
         mismatches = Y.sum(1, keepdims=True) + (h.depth[None, : h.n_leaves] + 1.0) - 2.0 * _overlap(Y, h)
         return mismatches / h.n_nodes
+
+    def _score_nodes(self, nodes: np.ndarray) -> np.ndarray:
+        h = self.hierarchy
+        overlap = h.lca_depth_matrix()[nodes] + 1.0
+        return (h.depth[nodes][:, None] + h.depth[None, : h.n_leaves] + 2.0 - 2.0 * overlap) / h.n_nodes
 
     def decode(self, leaf_probs: Any) -> np.ndarray:
         """D4: ``{n : p(n) > 1/2}`` (a root path), shape (n_samples, n_nodes)."""
@@ -205,6 +228,15 @@ class HFBeta(HierarchicalMetric):
         denom = k + b2 * true_size[None, :]
         return np.where(denom > 0, (1.0 + b2) * tp / np.where(denom > 0, denom, 1.0), 0.0)
 
+    def _score_nodes(self, nodes: np.ndarray) -> np.ndarray:
+        h = self.hierarchy
+        off = 0.0 if self.include_root else 1.0
+        tp = h.lca_depth_matrix()[nodes] + 1.0 - off
+        k = (h.depth[nodes] + 1.0 - off)[:, None]
+        b2 = self.beta**2
+        denom = k + b2 * (h.depth[None, : h.n_leaves] + 1.0 - off)
+        return np.where(tp > 0, (1.0 + b2) * tp / denom, 0.0)
+
     def decode(self, leaf_probs: Any) -> np.ndarray:
         """D5: the optimal node subset, shape (n_samples, n_nodes) of bool."""
         return hf_beta_subset(leaf_probs, self.hierarchy, self.beta, include_root=self.include_root)
@@ -241,6 +273,9 @@ class NodeToLeafCost(HierarchicalMetric):
 
     def _score_matrix(self, Y: np.ndarray) -> np.ndarray:
         return self.cost_matrix[self.hierarchy.indicator_to_node(Y)]
+
+    def _score_nodes(self, nodes: np.ndarray) -> np.ndarray:
+        return self.cost_matrix[nodes]
 
     @property
     def reasonableness(self) -> str | None:
@@ -342,6 +377,11 @@ class LeafToLeafCost(HierarchicalMetric):
 
     def _score_matrix(self, Y: np.ndarray) -> np.ndarray:
         nodes = self.hierarchy.indicator_to_node(Y)
+        if (nodes >= self.hierarchy.n_leaves).any():
+            raise ValueError("y_pred must predict leaves for a leaf-to-leaf cost; got an internal node")
+        return self.cost_matrix[nodes]
+
+    def _score_nodes(self, nodes: np.ndarray) -> np.ndarray:
         if (nodes >= self.hierarchy.n_leaves).any():
             raise ValueError("y_pred must predict leaves for a leaf-to-leaf cost; got an internal node")
         return self.cost_matrix[nodes]
