@@ -14,6 +14,14 @@ from .combination import (
     uniform_weights,
 )
 from .diffusion import DRSGD, Centralized, DiffusionAdaptation, NonCooperative
+from .gmm import (
+    average_log_likelihood,
+    gmm_loss_grad,
+    gmm_manifold,
+    gmm_params_to_manifold,
+    manifold_to_gmm_params,
+)
+from .gmm_data import kmeans_plusplus_gmm, random_gmm_parameters, sample_gmm
 from .grassmann_stiefel import Grassmann, Stiefel
 from .manifold_base import Euclidean, Manifold, Product
 from .metrics import disagreement, msd, to_db
@@ -27,5 +35,7 @@ __all__ = [
     "DiffusionAdaptation", "NonCooperative", "Centralized", "DRSGD", "simulate", "SimulationResult",
     "metropolis_weights", "uniform_weights", "check_combination_matrix", "combine_step_bound",
     "paper_combination_matrix", "msd", "disagreement", "to_db", "pca_loss", "pca_loss_grad",
-    "principal_subspace", "synthetic_pca_stream",
+    "principal_subspace", "synthetic_pca_stream", "gmm_manifold", "gmm_loss_grad", "gmm_params_to_manifold",
+    "manifold_to_gmm_params", "average_log_likelihood", "random_gmm_parameters", "sample_gmm",
+    "kmeans_plusplus_gmm",
 ]

@@ -18,10 +18,33 @@ def _sym(a: np.ndarray) -> np.ndarray:
     return 0.5 * (a + _t(a))
 
 
+def _gram_fn(a: np.ndarray, fn) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """``W diag(fn(λ)) Wᵀ`` for the r×r Gram matrix ``aᵀa = W diag(λ) Wᵀ`` (λ clipped at 0).
+
+    With the thin SVD ``a = U Σ Wᵀ`` this turns ``U g(Σ) Wᵀ`` into ``a · W diag(g(σ)/σ) Wᵀ``: an r×r
+    eigendecomposition replaces the d×r SVD, which is the main cost when d ≫ r.
+    """
+    lam, w = np.linalg.eigh(_t(a) @ a)
+    return (w * fn(np.maximum(lam, 0.0))[..., None, :]) @ _t(w)
+
+
 def _polar(a: np.ndarray) -> np.ndarray:
-    """Nearest matrix with orthonormal columns: ``U Wᵀ`` from the thin SVD ``a = U Σ Wᵀ``."""
-    u, _, wt = np.linalg.svd(a, full_matrices=False)
-    return u @ wt
+    """Nearest matrix with orthonormal columns, ``U Wᵀ`` for ``a = U Σ Wᵀ``, computed as ``a (aᵀa)^-½``."""
+    return a @ _gram_fn(a, lambda lam: 1.0 / np.sqrt(lam))
+
+
+def _arctan_ratio(lam: np.ndarray) -> np.ndarray:
+    """``arctan(σ)/σ`` with ``σ = sqrt(λ)`` (→ 1 as σ → 0)."""
+    sig = np.sqrt(lam)
+    small = sig < 1e-4
+    safe = np.where(small, 1.0, sig)
+    return np.where(small, 1.0 - lam / 3.0, np.arctan(safe) / safe)
+
+
+def _sinc_cos(lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(sin σ / σ, cos σ)`` with ``σ = sqrt(λ)``."""
+    sig = np.sqrt(lam)
+    return np.sinc(sig / np.pi), np.cos(sig)
 
 
 def _qr_positive(a: np.ndarray) -> np.ndarray:
@@ -73,7 +96,7 @@ class Grassmann(_Frames):
     A point is a d×r matrix ``X`` with orthonormal columns representing ``span(X)``; tangent vectors satisfy
     ``Xᵀ V = 0``. Formulas of spec §2.3 (Edelman, Arias & Smith 1998):
     ``P_X(G) = G − X XᵀG``, ``Log_X(Y) = U arctan(Σ) Wᵀ`` with ``U Σ Wᵀ = (Y − X XᵀY)(XᵀY)⁻¹``,
-    ``Exp_X(V) = X W cos(Σ) Wᵀ + U sin(Σ) Wᵀ`` with ``V = U Σ Wᵀ``, ``d(X, Y)² = Σ_j arccos²(σ_j(XᵀY))``.
+    ``Exp_X(V) = X W cos(Σ) Wᵀ + U sin(Σ) Wᵀ`` with ``V = U Σ Wᵀ``, ``d(X, Y)² = Σ_j arccos²(σ_j(XᵀY))`` (evaluated stably).
 
     Parameters
     ----------
@@ -100,9 +123,11 @@ class Grassmann(_Frames):
         return g - x @ (_t(x) @ g)
 
     def exp(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Geodesic ``X W cos(Σ) Wᵀ + U sin(Σ) Wᵀ``, re-orthonormalised by a polar step."""
-        u, s, wt = np.linalg.svd(v, full_matrices=False)
-        y = (np.asarray(x) @ (_t(wt) * np.cos(s)[..., None, :]) + u * np.sin(s)[..., None, :]) @ wt
+        """Geodesic ``X W cos(Σ) Wᵀ + U sin(Σ) Wᵀ`` (``V = U Σ Wᵀ``), re-orthonormalised by a polar step."""
+        v = np.asarray(v, dtype=float)
+        lam, w = np.linalg.eigh(_t(v) @ v)  # V = U Σ Wᵀ: Σ² = eig(VᵀV), U sin(Σ) Wᵀ = V W (sin Σ / Σ) Wᵀ
+        sinc, cos = _sinc_cos(np.maximum(lam, 0.0))
+        y = np.asarray(x) @ ((w * cos[..., None, :]) @ _t(w)) + v @ ((w * sinc[..., None, :]) @ _t(w))
         return _polar(y)
 
     def log(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -112,19 +137,24 @@ class Grassmann(_Frames):
         are orthogonal in some direction and the logarithm is not unique).
         """
         x, y = np.asarray(x), np.asarray(y)
-        ytx = _t(y) @ x
-        at = _t(y) - ytx @ _t(x)
+        xty = _t(x) @ y
         try:
-            bt = np.linalg.solve(ytx, at)
+            inv = np.linalg.inv(xty)
         except np.linalg.LinAlgError:
-            bt = np.linalg.pinv(ytx) @ at
-        u, s, wt = np.linalg.svd(_t(bt), full_matrices=False)
-        return (u * np.arctan(s)[..., None, :]) @ wt
+            inv = np.linalg.pinv(xty)
+        m = (y - x @ xty) @ inv  # M = U Σ Wᵀ; U arctan(Σ) Wᵀ = M W (arctan Σ / Σ) Wᵀ
+        return m @ _gram_fn(m, _arctan_ratio)
 
     def dist(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Geodesic distance ``sqrt(Σ_j θ_j²)``, θ_j the principal angles (cosines clipped to [−1, 1])."""
-        s = np.linalg.svd(_t(np.asarray(x)) @ y, compute_uv=False)
-        theta = np.arccos(np.clip(s, -1.0, 1.0))
+        """Geodesic distance ``sqrt(Σ_j θ_j²)``, θ_j the principal angles between the subspaces.
+
+        With ``XᵀY = U Σ Wᵀ`` the principal vectors are ``XU`` and ``YW``; ``θ_j = 2 arcsin(‖XU_j − YW_j‖ / 2)``
+        equals ``arccos(σ_j)`` but stays accurate for tiny angles (arccos loses half the digits near 1).
+        """
+        x, y = np.asarray(x), np.asarray(y)
+        u, _, wt = np.linalg.svd(_t(x) @ y)
+        chord = np.linalg.norm(x @ u - y @ _t(wt), axis=-2)
+        theta = 2.0 * np.arcsin(np.clip(0.5 * chord, 0.0, 1.0))
         return np.sqrt(np.sum(theta ** 2, axis=-1))
 
 

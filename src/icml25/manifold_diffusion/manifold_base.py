@@ -124,10 +124,16 @@ class Manifold:
         m_count = w.shape[0]
         if m_idx.size == 0:
             return _tree.tree_map(np.zeros_like, base)
-        logs = self.pair_logs(base, points, m_idx, n_idx)
-        scatter = np.zeros((m_count, m_idx.size))
-        scatter[m_idx, np.arange(m_idx.size)] = w[m_idx, n_idx]
-        return _tree.mix(scatter, logs)
+        logs = _tree.scale(w[m_idx, n_idx], self.pair_logs(base, points, m_idx, n_idx))
+        # np.nonzero returns m_idx sorted, so each agent's pairs form one contiguous segment
+        rows, starts = np.unique(m_idx, return_index=True)
+
+        def _segment_sum(leaf: np.ndarray) -> np.ndarray:
+            out = np.zeros((m_count,) + leaf.shape[1:])
+            out[rows] = np.add.reduceat(leaf, starts, axis=0)
+            return out
+
+        return _tree.tree_map(_segment_sum, logs)
 
     def pair_logs(self, base: Tree, points: Tree, m_idx: np.ndarray, n_idx: np.ndarray) -> Tree:
         """``Log_{base[m_idx[e]]}(points[n_idx[e]])`` for every pair e (manifolds may reuse base factorisations)."""
