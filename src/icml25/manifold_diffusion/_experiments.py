@@ -160,7 +160,7 @@ def steady_db(curve: np.ndarray, window: int) -> float:
     return float(to_db(np.mean(np.asarray(curve)[-int(window):])))
 
 
-def decreasing_trend(curve: np.ndarray, blocks: int = 5, tol_db: float = 0.5) -> bool:
+def decreasing_trend(curve: np.ndarray, blocks: int = 5, tol_db: float = 1.0) -> bool:
     """True when the block means of the dB curve never rise by more than ``tol_db`` from block to block."""
     c = to_db(np.asarray(curve))
     means = [float(np.mean(b)) for b in np.array_split(c, blocks)]

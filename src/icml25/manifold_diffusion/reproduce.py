@@ -119,7 +119,7 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
                      scale=Scale.FULL, unit="dB")
     report.add_claim("F4", "Fig. 2: all four MSD curves decrease in trend", None,
                      all(ex.decreasing_trend(cv) for cv in pca["curves"].values()), "is_true", None,
-                     scale=Scale.FULL, note="5 block means of the dB curve, each <= previous + 0.5 dB")
+                     scale=Scale.FULL, note="5 block means of the dB curve, each <= previous + 1 dB (steady-state noise allowance)")
     report.add_figure("msd_pca", _figure_pca(pca["curves"], f"Synthetic PCA, K=20 ({c.pca_runs} runs)"))
 
     # --- efficiency (Fig. 6) ---------------------------------------------------------------------------------
