@@ -24,8 +24,16 @@ from .answer_check import AnswerChecker
 from .executors import CodeExecutor, ExecResult, accumulated_code
 from .policies import StepPolicy, StepScorer
 from .step_format import END_ANSWER, END_CODE, END_OUTPUT, StepFormat
-from .tree import (NO_VALID_CHILD, TOO_MANY_CODE_ERRORS, TOO_MANY_STEPS, Node, Tree, select_child, update,
-                   update_recursive)
+from .tree import (
+    NO_VALID_CHILD,
+    TOO_MANY_CODE_ERRORS,
+    TOO_MANY_STEPS,
+    Node,
+    Tree,
+    select_child,
+    update,
+    update_recursive,
+)
 
 __all__ = ["MCTSConfig", "MCTS", "as_problem_list"]
 

@@ -1,0 +1,79 @@
+"""Real benchmark files in the official format and GSM8K calculator annotations as gold code trajectories."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from icml25.core.data import resolve_data
+
+__all__ = ["load_benchmark", "load_gsm8k_annotated", "gsm8k_code_steps", "BENCHMARK_FILES"]
+
+_BASE = "https://raw.githubusercontent.com/microsoft/rStar/rStar-math/eval_data/"
+BENCHMARK_FILES = {"math500": "math500_test.json", "gsm8k": "GSM8K_test.json", "aime2024": "aime2024_test.json",
+                   "math": "MATH_test.json", "amc23": "amc23_test.json", "olympiadbench": "olympiadbench_test.json",
+                   "collegemath": "collegemath_test.json", "gaokao2023en": "gaokao2023en_test.json",
+                   "omni": "omni_test.json"}
+_ANN = re.compile(r"<<([^=<>]*)=([^<>]*)>>")
+
+
+def load_benchmark(name: str, path: str | Path | None = None) -> list[dict]:
+    """Load an evaluation set in the official format (list of ``{"index", "question", "answer"}``).
+
+    Parameters
+    ----------
+    name : str
+        One of ``BENCHMARK_FILES`` (math500, gsm8k, aime2024 ship with the package; the others need ``path`` or
+        a download the user allows).
+    path : path, optional
+        A local file in the same format.
+    """
+    if name not in BENCHMARK_FILES:
+        raise ValueError(f"name must be one of {sorted(BENCHMARK_FILES)}, got {name!r}")
+    f = resolve_data("rstar_math", BENCHMARK_FILES[name], path=path, url=_BASE + BENCHMARK_FILES[name])
+    try:
+        data = json.loads(Path(f).read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{f} is not valid JSON: {e}") from None
+    if not isinstance(data, list) or not all(isinstance(d, dict) and "question" in d and "answer" in d
+                                             for d in data):
+        raise ValueError(f"{f}: expected a JSON list of {{'question', 'answer'}} records (official eval format)")
+    return data
+
+
+def load_gsm8k_annotated(path: str | Path | None = None) -> list[dict]:
+    """GSM8K test problems with step solutions (``question``, ``solution``, ``answer`` after ``####``)."""
+    f = resolve_data("rstar_math", "gsm8k_test.jsonl", path=path,
+                     url="https://raw.githubusercontent.com/openai/grade-school-math/master/grade_school_math/"
+                         "data/test.jsonl")
+    out = []
+    for line in Path(f).read_text().splitlines():
+        if line.strip():
+            d = json.loads(line)
+            sol, _, ans = d["answer"].rpartition("####")
+            out.append({"question": d["question"], "solution": sol.strip(), "answer": ans.strip().replace(",", "")})
+    return out
+
+
+def gsm8k_code_steps(solution: str) -> list[str]:
+    """Turn each ``<<expr=value>>`` annotation into one code step (official step format, real-Python style).
+
+    Step ``i`` is ``"# <sentence>\\nv{i} = <expr>\\n<end_of_step>"``; the last step prints the last variable
+    and ends with ``<end_of_code>``; the first step opens with ``<code>``. Returns [] when there is no
+    annotation.
+    """
+    steps = []
+    k = 0
+    for line in solution.splitlines():
+        anns = _ANN.findall(line)
+        comment = _ANN.sub("", line).strip().replace("\n", " ")
+        for expr, _ in anns:
+            k += 1
+            expr = expr.replace(",", "").replace("x", "*").replace("÷", "/").replace("^", "**").strip()
+            steps.append(f"\n# {comment}\nv{k} = {expr}\n<end_of_step>")
+    if not steps:
+        return []
+    steps[0] = "<code>" + steps[0]
+    steps.append(f"\n# Now print the final answer\nprint(v{k})\n<end_of_code>")
+    return steps

@@ -1,0 +1,138 @@
+"""Evaluation methods at equal numbers of complete trajectories (spec §6, §8): greedy, maj@N, BoN@N with the
+PPM (last-step score), MCTS+PPM@N (anytime: best-valued terminal after N rollouts), with generated-step counts.
+
+Independent samples reuse the search code: one tree with ``n_candidates=1`` and one rollout is exactly one
+sampled chain, so K chains per problem are K such trees searched in lock-step.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .answer_check import AnswerChecker
+from .executors import CodeExecutor
+from .mcts import MCTS, MCTSConfig, as_problem_list
+from .policies import StepPolicy, StepScorer
+from .step_format import StepFormat
+from .tree import Tree
+
+__all__ = ["Chain", "sample_chains", "evaluate", "majority_vote"]
+
+
+@dataclass
+class Chain:
+    """One sampled solution: step texts, final answer (None if it failed), correctness, generated steps."""
+
+    steps: list[str]
+    answer: str | None
+    correct: bool
+    n_generated: int
+
+
+def sample_chains(policy: StepPolicy, executor: CodeExecutor, problems, k: int, temperature: float = 1.0,
+                  max_depth: int = 16, errors_threshold: int = 1, max_tokens: int = 32, seed: int = 0,
+                  checker: AnswerChecker | None = None, fmt: StepFormat | None = None) -> list[list[Chain]]:
+    """``k`` independent chains per problem (lock-step batched); ``temperature=0`` gives greedy chains."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    plist = as_problem_list(problems, need_answer=False)
+    cfg = MCTSConfig(n_candidates=1, rollouts=1, max_depth=max_depth, temperature=temperature,
+                     errors_threshold=errors_threshold, mode="terminal", max_tokens=max_tokens, seed=seed)
+    trees = [Tree(q, a) for q, a in plist for _ in range(k)]
+    MCTS(policy, executor, checker, None, cfg, fmt).search(trees=trees)
+    out = []
+    for i in range(len(plist)):
+        row = []
+        for t in trees[i * k:(i + 1) * k]:
+            path = max((n.path() for n in t.nodes() if not n.children and n.parent is not None), key=len,
+                       default=[])
+            last = path[-1] if path else None
+            ans = last.answer if last is not None and last.is_answer else None
+            row.append(Chain([n.text for n in path], ans, bool(last is not None and last.is_answer and last.correct),
+                             int(t.meta.get("generated_steps", 0))))
+        out.append(row)
+    return out
+
+
+def majority_vote(answers: list[str | None], checker: AnswerChecker | None = None) -> str | None:
+    """Most frequent non-None answer (ties: first seen); equivalence classes by ``checker`` when given."""
+    vals = [a for a in answers if a is not None]
+    if not vals:
+        return None
+    if checker is None:
+        return Counter(vals).most_common(1)[0][0]
+    reps: list[list] = []
+    for a in vals:
+        for r in reps:
+            if checker.equivalent(a, r[0]):
+                r[1] += 1
+                break
+        else:
+            reps.append([a, 1])
+    return max(reps, key=lambda r: r[1])[0]
+
+
+def evaluate(problems, policy: StepPolicy, executor: CodeExecutor, scorer: StepScorer | None = None,
+             methods=("greedy", "maj", "bon", "mcts"), ns=(4, 8, 16), seed: int = 0,
+             mcts_config: MCTSConfig | None = None, max_depth: int = 16, max_tokens: int = 32,
+             checker: AnswerChecker | None = None, fmt: StepFormat | None = None) -> dict:
+    """Accuracy of each method at each N (anytime from one run of ``max(ns)`` samples / rollouts).
+
+    Returns
+    -------
+    dict
+        ``{"greedy": {"acc", "steps"}, "maj@N": {...}, "bon@N": {...}, "mcts@N": {...}, "per_problem": ...}``;
+        ``acc`` is a fraction, ``steps`` the mean number of generated steps per problem.
+    """
+    checker = checker or AnswerChecker()
+    fmt = fmt or StepFormat()
+    plist = as_problem_list(problems, need_answer=True)
+    res: dict = {}
+    kmax = max(ns)
+    if "greedy" in methods:
+        ch = sample_chains(policy, executor, plist, 1, 0.0, max_depth, 1, max_tokens, seed, checker, fmt)
+        res["greedy"] = {"acc": float(np.mean([c[0].correct for c in ch])),
+                         "steps": float(np.mean([c[0].n_generated for c in ch]))}
+    if "maj" in methods or "bon" in methods:
+        ch = sample_chains(policy, executor, plist, kmax, 1.0, max_depth, 1, max_tokens, seed + 1, checker, fmt)
+        bon_scores = None
+        if "bon" in methods:
+            if scorer is None:
+                raise ValueError("bon needs a scorer (PPM)")
+            flat = [(fmt.prompt(q) + "".join(c.steps[:-1]), c.steps[-1] if c.steps else "")
+                    for (q, _), row in zip(plist, ch) for c in row]
+            s = np.asarray(scorer.score([a for a, _ in flat], [b for _, b in flat]), float)
+            bon_scores = s.reshape(len(plist), kmax)
+        for n in ns:
+            steps = float(np.mean([sum(c.n_generated for c in row[:n]) for row in ch]))
+            if "maj" in methods:
+                acc = [checker.equivalent(majority_vote([c.answer for c in row[:n]], checker), g)
+                       for row, (_, g) in zip(ch, plist)]
+                res[f"maj@{n}"] = {"acc": float(np.mean(acc)), "steps": steps}
+            if bon_scores is not None:
+                acc = []
+                for i, row in enumerate(ch):
+                    valid = [j for j in range(n) if row[j].answer is not None]
+                    if not valid:
+                        acc.append(False)
+                        continue
+                    j = max(valid, key=lambda j: bon_scores[i, j])
+                    acc.append(row[j].correct)
+                res[f"bon@{n}"] = {"acc": float(np.mean(acc)), "steps": steps}
+    if "mcts" in methods:
+        if scorer is None:
+            raise ValueError("mcts needs a scorer (PPM)")
+        cfg = replace(mcts_config or MCTSConfig(n_candidates=8, errors_threshold=1, max_depth=max_depth),
+                      mode="inference", rollouts=kmax, seed=seed, max_tokens=max_tokens)
+        trees = MCTS(policy, executor, checker, scorer, cfg, fmt).search([(q, None) for q, _ in plist])
+        for n in ns:
+            acc, steps = [], []
+            for t, (_, g) in zip(trees, plist):
+                _, ans, gen = t.meta["anytime"][n - 1]
+                acc.append(checker.equivalent(ans, g))
+                steps.append(gen)
+            res[f"mcts@{n}"] = {"acc": float(np.mean(acc)), "steps": float(np.mean(steps))}
+    return res

@@ -1,0 +1,110 @@
+"""The policy SLM on :class:`icml25.llm.TinyGPT` (spec §6 models) as a :class:`StepPolicy` for the search."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from .word_tokenizer import WordTokenizer
+
+__all__ = ["TinyStepPolicy", "make_tiny_lm", "save_tiny_lm", "load_tiny_lm"]
+
+
+def make_tiny_lm(n_layer: int = 2, n_head: int = 4, n_embd: int = 64, block_size: int = 320,
+                 tokenizer: WordTokenizer | None = None, seed: int = 0, dropout: float = 0.0):
+    """A fresh :class:`icml25.llm.TinyGPT` with the StepArith word tokenizer.
+
+    Parameters
+    ----------
+    n_layer, n_head, n_embd, block_size : int
+        Transformer sizes (spec §6: quick d=64/2 layers, full d=96/3 layers).
+    tokenizer : WordTokenizer, optional
+        Default: the closed StepArith vocabulary.
+    seed : int
+        Weight-initialisation seed.
+    dropout : float
+        Dropout probability.
+    """
+    from icml25.llm import TinyGPT, TinyGPTConfig
+
+    tok = tokenizer or WordTokenizer()
+    cfg = TinyGPTConfig(n_layer=n_layer, n_head=n_head, n_embd=n_embd, block_size=block_size, dropout=dropout)
+    return TinyGPT(cfg, tok, seed=seed)
+
+
+def clone_lm(lm):
+    """Deep copy of a TinyGPT (used to re-train every round from the base weights)."""
+    return copy.deepcopy(lm)
+
+
+def save_tiny_lm(lm, directory: str | Path) -> Path:
+    """Save a TinyGPT that uses a :class:`WordTokenizer` (``config.json``, ``tokenizer.json``, ``model.pt``)."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "config.json").write_text(json.dumps({"format": "rstar-tinygpt", "config": lm.config.to_dict()}))
+    lm.tokenizer.save(d / "tokenizer.json")
+    torch.save(lm.module.state_dict(), d / "model.pt")
+    return d
+
+
+def load_tiny_lm(directory: str | Path):
+    """Load a model written by :func:`save_tiny_lm`."""
+    from icml25.llm import TinyGPT, TinyGPTConfig
+
+    d = Path(directory)
+    if not (d / "config.json").is_file() or not (d / "model.pt").is_file():
+        raise FileNotFoundError(f"no policy model in {d}: expected config.json, tokenizer.json and model.pt")
+    meta = json.loads((d / "config.json").read_text())
+    lm = TinyGPT(TinyGPTConfig(**meta["config"]), WordTokenizer.load(d / "tokenizer.json"))
+    lm.module.load_state_dict(torch.load(d / "model.pt", map_location="cpu", weights_only=True))
+    lm.module.eval()
+    return lm
+
+
+class TinyStepPolicy:
+    """Adapter from a TinyGPT language model to the step-level :class:`StepPolicy` protocol.
+
+    One ``sample_steps`` call is one batched, KV-cached ``generate`` over ``len(prompts) * n`` rows. Each
+    returned step starts with a space (word-level format) and ends with the stop string it hit; a sample that
+    hit no stop string is returned without one (the search turns it into a NO_VALID_CHILD failure terminal).
+
+    Parameters
+    ----------
+    lm : icml25.llm.TinyGPT
+        The policy language model.
+    top_p : float
+        Nucleus mass for sampling.
+    """
+
+    def __init__(self, lm, top_p: float = 1.0) -> None:
+        if not hasattr(lm, "generate"):
+            raise TypeError("lm must be an icml25.llm language model with generate()")
+        self.lm, self.top_p = lm, float(top_p)
+        self.generated_tokens = 0
+        self.calls = 0
+
+    def sample_steps(self, prompts: list[str], n: int = 1, temperature: float = 1.0,
+                     stop: Sequence[str] | None = None, max_tokens: int = 32,
+                     seed: int | None = None) -> list[list[str]]:
+        """``n`` step texts per prompt (see the class docstring)."""
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        stop = list(stop or [])
+        self.calls += 1
+        gens = self.lm.generate(list(prompts), n=n, temperature=temperature, top_p=self.top_p,
+                                max_tokens=max_tokens, stop=stop, seed=seed)
+        out = []
+        for row in gens:
+            steps = []
+            for g in row:
+                self.generated_tokens += max(1, len(g.token_logprobs))
+                words = WordTokenizer.words(g.text)
+                if g.stop is not None:
+                    words.append(g.stop)
+                steps.append(" " + " ".join(words))
+            out.append(steps)
+        return out
