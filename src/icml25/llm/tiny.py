@@ -144,8 +144,11 @@ class TinyGPT:
         model = self.module
         decay = [p for p in model.parameters() if p.dim() >= 2]
         no_decay = [p for p in model.parameters() if p.dim() < 2]
-        opt = torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                                 {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.95))
+        groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+        try:  # the fused kernel (torch >= 2.4 on CPU) saves ~10% of a small model's step
+            opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95), fused=True)
+        except (RuntimeError, TypeError, ValueError):
+            opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95))
 
         def lr_at(step: int) -> float:
             if step < warmup:
