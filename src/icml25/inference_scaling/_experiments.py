@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from icml25.core.progress import progress
 
@@ -101,6 +100,8 @@ def checkpoint_fits(checkpoints: list[dict[str, Any]], min_problems: int, min_so
                      "train_tokens": ck["train_tokens"], "compute_6ND": 6.0 * ck["params"] * ck["train_tokens"],
                      "solved_frac": solved, "alpha": fit.alpha, "beta": fit.beta, "beta_se": fit.se["beta"],
                      "status": "ok"})
+    from scipy.stats import spearmanr  # lazy: scipy.stats must not load at import time
+
     rho = {}
     for bench in ("MATH", "GSM8K"):
         ok = [r for r in rows if r["benchmark"] == bench and r["status"] == "ok"]

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from icml25.core import Report, Scale, reproduction
 
@@ -66,6 +65,7 @@ def _strip(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
     """Fit the Beta coverage law to real LLM data and to a VAE; report the claims of spec section 6."""
     import torch
+    from scipy.stats import spearmanr
 
     from ._figures import add_figures
     from ._vae_study import vae_study
