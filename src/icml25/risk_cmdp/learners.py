@@ -1,0 +1,196 @@
+"""Online learners: the optimistic primal-dual learner on the budget-augmented MDP with a truncated dual
+(spec §2.3-2.6) and the risk-neutral primal-dual CMDP baseline (spec §2.7)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from icml25.core.progress import progress
+from icml25.core.seeding import check_random_state
+
+from .env import TabularCMDP
+from .planner import plan_augmented, plan_markov, random_argmax
+from .risk import BudgetGrid, check_alpha
+
+__all__ = ["EntropicRiskCMDPLearner", "RiskNeutralPrimalDualLearner"]
+
+
+class _CountingLearner:
+    """Shared transition counts and bonuses (pooled over h for time-homogeneous models)."""
+
+    def _init_counts(self, env: TabularCMDP, K: int) -> None:
+        self.env_ = env
+        shape = (1 if env.homogeneous else env.H, env.S, env.A)
+        self.n_sa_ = np.zeros(shape)
+        self.n_sas_ = np.zeros(shape + (env.S,))
+        self.L_ = math.log(2 * env.S * env.A * env.H * K / self.delta)
+
+    def _estimates(self) -> tuple[np.ndarray, np.ndarray]:
+        env = self.env_
+        n = np.maximum(self.n_sa_, 1.0)
+        P = np.where(self.n_sa_[..., None] > 0, self.n_sas_ / n[..., None], 1.0 / env.S)
+        beta = np.minimum(1.0, self.c_bonus * np.sqrt(self.L_ / n))  # spec §2.3
+        if env.homogeneous:
+            P = np.broadcast_to(P, (env.H,) + P.shape[1:])
+            beta = np.broadcast_to(beta, (env.H,) + beta.shape[1:])
+        return P, beta
+
+    def _record(self, h: int, s: int, a: int, s2: int) -> None:
+        k = 0 if self.env_.homogeneous else h
+        self.n_sa_[k, s, a] += 1
+        self.n_sas_[k, s, a, s2] += 1
+
+    def _dual_params(self, K: int) -> tuple[float, float]:
+        rho = self.rho if self.rho is not None else 2.0 * K**0.25
+        eta = self.eta if self.eta is not None else 10.0 / math.sqrt(K)
+        return rho, eta
+
+
+class EntropicRiskCMDPLearner(_CountingLearner):
+    """Optimistic primal-dual learner for an entropic-risk constraint, from the 'Online Learning in Risk
+    Sensitive constrained MDP' (ICML 2025) paper (algorithm reconstructed; see README).
+
+    Maximises expected reward subject to ``ERM_alpha(G) = (1/alpha) log E[e^{alpha G}] >= threshold`` for the total
+    utility ``G``, via the OCE form ``max_lambda {lambda + E[u(G - lambda)]}``: each episode picks an initial budget
+    ``lambda_k`` and a greedy policy on the (state, remaining budget) MDP from optimistic estimates, then updates
+    the dual ``y_{k+1} = min(rho, max(0, y_k + eta (c - C_hat_k)))`` (truncated dual, spec §2.5).
+
+    Parameters
+    ----------
+    alpha : float < 0
+    threshold : float
+        ``c`` of the constraint.
+    eps : float
+        Budget grid step; utilities must be multiples of it.
+    delta : float
+        Confidence level in the bonus' log term.
+    c_bonus : float
+        Bonus scale: ``beta = min(1, c_bonus sqrt(L / max(1, n)))``.
+    eta, rho : float or None
+        Dual step and cap (None: ``10/sqrt(K)`` and ``2 K^{1/4}``; ``rho=np.inf`` disables truncation).
+    budget_aware : bool
+        False gives the ablation that ignores the realised budget (acts as if it were ``lambda_k`` all episode).
+    seed : int or Generator
+        Tie-breaking randomness.
+
+    Attributes
+    ----------
+    lambdas_, duals_ : list of float
+    policies_ : list of ndarray (H, S, n_budget)
+    history_ : dict of lists
+        Per-episode ``lambda``, ``dual``, ``C_hat``, realised ``G`` and ``reward``.
+    """
+
+    def __init__(self, alpha: float, threshold: float, eps: float = 0.1, delta: float = 0.05,
+                 c_bonus: float = 0.005, eta: float | None = None, rho: float | None = None,
+                 budget_aware: bool = True, seed: Any = None) -> None:
+        self.alpha = check_alpha(alpha)
+        self.threshold = float(threshold)
+        if eps <= 0:
+            raise ValueError(f"eps must be > 0, got {eps}")
+        self.eps, self.delta, self.c_bonus = float(eps), float(delta), float(c_bonus)
+        self.eta, self.rho, self.budget_aware = eta, rho, budget_aware
+        self.seed = seed
+
+    def run(self, env: TabularCMDP, K: int, callback: Any = None) -> EntropicRiskCMDPLearner:
+        """Play ``K`` episodes on ``env``; ``callback(k, policy, lam)`` is called after each episode's plan."""
+        if abs(self.alpha) * env.H > 20:
+            raise ValueError(f"|alpha| * H = {abs(self.alpha) * env.H:.1f} > 20 overflows exp; reduce |alpha|")
+        grid = BudgetGrid(env.H, self.eps)
+        steps = grid.utility_steps(env.g)
+        self.grid_ = grid
+        self._init_counts(env, K)
+        rng = check_random_state(self.seed)
+        env.reset(seed=int(rng.integers(2**31)))
+        rho, eta = self._dual_params(K)
+        y = 0.0
+        self.lambdas_, self.duals_, self.policies_ = [], [], []
+        self.history_: dict[str, list[float]] = {"lambda": [], "dual": [], "C_hat": [], "G": [], "reward": []}
+        lam_idx = grid.lambda_indices
+        for k in progress(range(K), "risk-sensitive episodes"):
+            P, beta = self._estimates()
+            plan = plan_augmented(P, env.r, steps, beta, y, self.alpha, grid, rng)
+            s1 = env.s1
+            obj = plan.V_r[s1, lam_idx] + y * (grid.budgets[lam_idx] + plan.V_u[s1, lam_idx])
+            i0 = int(lam_idx[random_argmax(obj, rng)])
+            lam = float(grid.budgets[i0])
+            policy = plan.policy if self.budget_aware else np.repeat(plan.policy[:, :, i0:i0 + 1], grid.n, axis=2)
+            if callback is not None:
+                callback(k, policy, lam)
+            C_hat = lam + float(plan.V_u[s1, i0])
+            s, _ = env.reset()
+            i, G, R = i0, 0.0, 0.0
+            for h in range(env.H):
+                a = int(policy[h, s, i])
+                s2, rew, _, _, info = env.step(a)
+                self._record(h, s, a, s2)
+                i = min(max(i - int(steps[h, s, a]), 0), grid.n - 1)
+                G += info["utility"]
+                R += rew
+                s = s2
+            self.lambdas_.append(lam)
+            self.duals_.append(y)
+            self.policies_.append(policy)
+            for key, v in (("lambda", lam), ("dual", y), ("C_hat", C_hat), ("G", G), ("reward", R)):
+                self.history_[key].append(v)
+            y = min(rho, max(0.0, y + eta * (self.threshold - C_hat)))  # truncated dual update
+        return self
+
+    def last_policy(self) -> tuple[np.ndarray, float]:
+        """The last iterate ``(pi_K, lambda_K)``."""
+        return self.policies_[-1], self.lambdas_[-1]
+
+    def mixture_policy(self, rng: Any = None) -> tuple[np.ndarray, float]:
+        """Draw one episode's ``(pi_k, lambda_k)`` uniformly (the mixture output of spec §2.6)."""
+        k = int(check_random_state(rng).integers(len(self.policies_)))
+        return self.policies_[k], self.lambdas_[k]
+
+
+class RiskNeutralPrimalDualLearner(_CountingLearner):
+    """Risk-neutral optimistic primal-dual CMDP baseline (Efroni et al. 2020 style, spec §2.7): enforces
+    ``E[G] >= threshold`` instead of the entropic-risk constraint. Same interface as
+    :class:`EntropicRiskCMDPLearner`; its policies are Markov ``(H, S)``."""
+
+    def __init__(self, threshold: float, delta: float = 0.05, c_bonus: float = 0.005, eta: float | None = None,
+                 rho: float | None = None, seed: Any = None) -> None:
+        self.threshold = float(threshold)
+        self.delta, self.c_bonus, self.eta, self.rho, self.seed = float(delta), float(c_bonus), eta, rho, seed
+
+    def run(self, env: TabularCMDP, K: int, callback: Any = None) -> RiskNeutralPrimalDualLearner:
+        """Play ``K`` episodes on ``env``."""
+        self._init_counts(env, K)
+        rng = check_random_state(self.seed)
+        env.reset(seed=int(rng.integers(2**31)))
+        rho, eta = self._dual_params(K)
+        y = 0.0
+        self.lambdas_, self.duals_, self.policies_ = [], [], []
+        self.history_: dict[str, list[float]] = {"lambda": [], "dual": [], "C_hat": [], "G": [], "reward": []}
+        for k in progress(range(K), "risk-neutral episodes"):
+            P, beta = self._estimates()
+            policy, V_r, V_g = plan_markov(P, env.r, env.g, beta, y, rng)
+            if callback is not None:
+                callback(k, policy, 0.0)
+            C_hat = float(V_g[env.s1])
+            s, _ = env.reset()
+            G = R = 0.0
+            for h in range(env.H):
+                a = int(policy[h, s])
+                s2, rew, _, _, info = env.step(a)
+                self._record(h, s, a, s2)
+                G += info["utility"]
+                R += rew
+                s = s2
+            self.lambdas_.append(0.0)
+            self.duals_.append(y)
+            self.policies_.append(policy)
+            for key, v in (("lambda", 0.0), ("dual", y), ("C_hat", C_hat), ("G", G), ("reward", R)):
+                self.history_[key].append(v)
+            y = min(rho, max(0.0, y + eta * (self.threshold - C_hat)))
+        return self
+
+    def last_policy(self) -> tuple[np.ndarray, float]:
+        """The last iterate (Markov policy, lambda = 0)."""
+        return self.policies_[-1], 0.0
