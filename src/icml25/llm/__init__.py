@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Generation, LanguageModel, Tokenizer, truncate_at_stop
+from .base import Generation, LanguageModel, Tokenizer, truncate_at_stop, validate_prompts
 
 __all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "TinyGPT", "TinyGPTConfig",
-           "CharTokenizer", "ByteTokenizer", "HFModel", "OpenAIServer", "load_model"]
+           "CharTokenizer", "ByteTokenizer", "HFModel", "OpenAIServer", "load_model", "validate_prompts",
+           "TinyGPTModule", "OpenAIServerError", "load_tokenizer"]
 
 _LAZY = {
     "TinyGPT": ("icml25.llm.tiny", "TinyGPT"),
@@ -21,6 +22,9 @@ _LAZY = {
     "HFModel": ("icml25.llm.hf", "HFModel"),
     "OpenAIServer": ("icml25.llm.openai_server", "OpenAIServer"),
     "load_model": ("icml25.llm.loading", "load_model"),
+    "TinyGPTModule": ("icml25.llm.tiny_module", "TinyGPTModule"),
+    "OpenAIServerError": ("icml25.llm.openai_server", "OpenAIServerError"),
+    "load_tokenizer": ("icml25.llm.tokenizers", "load_tokenizer"),
 }
 
 

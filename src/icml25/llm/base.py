@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "validate_prompts"]
+__all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "validate_prompts", "check_sampling_args"]
 
 
 @runtime_checkable
@@ -106,3 +106,22 @@ def truncate_at_stop(text: str, stop: list[str] | None) -> tuple[str, str | None
         if 0 <= i < best:
             best, found = i, s
     return text[:best], found
+
+
+def check_sampling_args(n: Any, temperature: Any, top_p: Any, max_tokens: Any, stop: Any) -> list[str]:
+    """Validate the common ``generate`` arguments; return ``stop`` as a list (empty strings dropped)."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    if not isinstance(temperature, (int, float)) or temperature < 0:
+        raise ValueError(f"temperature must be a float >= 0 (0 = greedy), got {temperature!r}")
+    if not isinstance(top_p, (int, float)) or not 0 < top_p <= 1:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
+        raise ValueError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
+    if stop is None:
+        return []
+    if isinstance(stop, str):
+        stop = [stop]
+    if not isinstance(stop, (list, tuple)) or not all(isinstance(s, str) for s in stop):
+        raise TypeError(f"stop must be a string or a list of strings, got {stop!r}")
+    return [s for s in stop if s]

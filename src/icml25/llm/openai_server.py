@@ -19,8 +19,7 @@ import numpy as np
 
 from icml25.core.optional import require
 
-from .base import Generation, validate_prompts
-from .sampling import check_sampling_args
+from .base import Generation, check_sampling_args, validate_prompts
 
 __all__ = ["OpenAIServer", "OpenAIServerError"]
 
