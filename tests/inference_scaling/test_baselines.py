@@ -54,3 +54,15 @@ def test_compare_laws_on_beta_data() -> None:
     assert beta["mae_fit"] < single["mae_fit"]
     assert set(rows) == {"beta (count MLE)", "beta (curve LS)", "exp power law (Brown)",
                          "neg-log power law (Schaeffer)", "single difficulty"}
+
+
+def test_beta_coverage_estimator_matches_fit_counts() -> None:
+    from icml25.inference_scaling import BetaCoverageEstimator, fit_counts
+
+    n, c = sample_counts(4.0, 0.4, 0.8, 300, 500, random_state=2)
+    est = BetaCoverageEstimator(fit_A=True).fit(n, c)
+    ref = fit_counts(n, c, fit_A=True).law
+    assert np.allclose(est.predict(KS), ref.pass_at_k(KS))
+    assert est.set_params(fit_A=False).get_params() == {"fit_A": False}
+    with pytest.raises(ValueError, match="unknown parameter"):
+        est.set_params(alpha=1.0)

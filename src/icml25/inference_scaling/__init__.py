@@ -8,7 +8,7 @@ Each problem fails one attempt with probability ``p ~ Beta(alpha, beta)``; ``k``
   zero-inflated ceiling), :func:`fit_curve` (least squares), :func:`fit_correlation`.
 - Correlated attempts: :class:`IID`, :class:`RepeatCorrelation`, :class:`PowerCorrelation`.
 - Baselines: :class:`ExpPowerLaw`, :class:`NegLogPowerLaw`, :class:`SingleDifficulty`, :class:`BetaCurveLaw`,
-  :func:`compare_laws`.
+  :func:`compare_laws`; scikit-learn-style :class:`BetaCoverageEstimator` (``fit(n, c).predict(ks)``).
 - Compute: :class:`AttemptCost`, :func:`coverage_at_compute`, :func:`best_model_for_budget`.
 - Real LLMs: :func:`collect_counts` (any :class:`icml25.llm.LanguageModel`).
 - Data: :func:`load_llmonkeys_pythia_math`, :func:`load_pythia_checkpoints`, :func:`load_digitized_curve`.
@@ -19,7 +19,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .baselines import BetaCurveLaw, ExpPowerLaw, NegLogPowerLaw, SingleDifficulty, compare_laws
+from .baselines import (
+    BetaCoverageEstimator,
+    BetaCurveLaw,
+    ExpPowerLaw,
+    NegLogPowerLaw,
+    SingleDifficulty,
+    compare_laws,
+)
 from .beta_law import BetaCoverageLaw, sample_counts
 from .collection import AttemptCounts, collect_counts
 from .compute import AttemptCost, best_model_for_budget, coverage_at_compute
@@ -33,7 +40,7 @@ __all__ = [
     "BetaCoverageLaw", "sample_counts", "fit_counts", "fit_curve", "fit_correlation", "betabinom_loglik",
     "CountFit", "CurveFit", "FitError",
     "TrialCorrelation", "IID", "RepeatCorrelation", "PowerCorrelation",
-    "ExpPowerLaw", "NegLogPowerLaw", "SingleDifficulty", "BetaCurveLaw", "compare_laws",
+    "ExpPowerLaw", "NegLogPowerLaw", "SingleDifficulty", "BetaCurveLaw", "BetaCoverageEstimator", "compare_laws",
     "AttemptCost", "coverage_at_compute", "best_model_for_budget",
     "AttemptCounts", "collect_counts",
     "load_llmonkeys_pythia_math", "load_pythia_checkpoints", "load_digitized_curve",

@@ -21,7 +21,7 @@ from icml25.core.seeding import check_random_state
 from .estimators import coverage_curve, subsample_counts, validate_counts, validate_ks
 from .fitting import fit_counts, fit_curve, validate_curve
 
-__all__ = ["ExpPowerLaw", "NegLogPowerLaw", "SingleDifficulty", "BetaCurveLaw", "compare_laws"]
+__all__ = ["ExpPowerLaw", "NegLogPowerLaw", "SingleDifficulty", "BetaCurveLaw", "BetaCoverageEstimator", "compare_laws"]
 
 
 class _CurveLaw:
@@ -186,6 +186,60 @@ class BetaCurveLaw(_CurveLaw):
 
     def predict(self, ks: Any) -> np.ndarray:
         """Eq. 7 at ``ks``."""
+        self._check_fitted()
+        return self.law_.pass_at_k(validate_ks(ks, integer=False))
+
+
+class BetaCoverageEstimator(_CurveLaw):
+    """scikit-learn-style wrapper of :func:`~icml25.inference_scaling.fit_counts`: ``fit(n, c).predict(ks)``.
+
+    Parameters
+    ----------
+    fit_A : bool
+        Fit the zero-inflation ceiling ``A`` (otherwise ``A = 1``).
+
+    Attributes
+    ----------
+    law_ : BetaCoverageLaw
+        The fitted law.
+    result_ : CountFit
+        Log-likelihood, AIC and standard errors of the fit.
+
+    Examples
+    --------
+    >>> from icml25.inference_scaling import sample_counts
+    >>> n, c = sample_counts(5.0, 0.3, 1.0, 300, 1000, random_state=0)
+    >>> est = BetaCoverageEstimator().fit(n, c)
+    >>> bool(abs(est.beta_ - 0.3) < 0.1)
+    True
+    """
+
+    _param_names = ("alpha", "beta", "A")
+
+    def __init__(self, fit_A: bool = False) -> None:
+        self.fit_A = fit_A
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """``{'fit_A': ...}``."""
+        return {"fit_A": self.fit_A}
+
+    def set_params(self, **params: Any) -> BetaCoverageEstimator:
+        """Set ``fit_A``; returns self."""
+        for k, v in params.items():
+            if k != "fit_A":
+                raise ValueError(f"unknown parameter {k!r}; BetaCoverageEstimator has only 'fit_A'")
+            self.fit_A = bool(v)
+        return self
+
+    def fit(self, n: Any, c: Any) -> BetaCoverageEstimator:  # type: ignore[override]
+        """Beta-binomial (zero-inflated when ``fit_A``) maximum likelihood on per-problem counts ``(n, c)``."""
+        self.result_ = fit_counts(n, c, fit_A=self.fit_A)
+        self.law_ = self.result_.law
+        self.alpha_, self.beta_, self.A_ = self.law_.alpha, self.law_.beta, self.law_.A
+        return self
+
+    def predict(self, ks: Any) -> np.ndarray:
+        """Coverage (Eq. 7) at ``ks`` (any real ``k > 0``, including beyond the sampled budget)."""
         self._check_fitted()
         return self.law_.pass_at_k(validate_ks(ks, integer=False))
 
