@@ -84,7 +84,8 @@ def real_score_h1(alphas: tuple[float, ...], n_splits: int, epochs: int, hidden:
             for name, s in scores.items():
                 row[f"{name}_coverage"], row[f"{name}_size"] = _set_stats(s, y, cal, te, a)
             scorer = CPOptScorer(hidden_dims=hidden, activation="tanh", beta=10.0, lam=10.0, lam_ce=1.0,
-                                 lam_l2=1e-4, alpha=a, epochs=epochs, lr=1e-3, random_state=seed * 1000 + split)
+                                 lam_l2=1e-4, alpha=a, epochs=epochs, lr=1e-3, random_state=seed * 1000 + split,
+                                 standardize=False)
             scorer.fit(feats[tr], np.full(len(tr), 4), y[tr])
             s_opt = scorer.score(feats, np.full(n, 4))
             row["cpopt_coverage"], row["cpopt_size"] = _set_stats(s_opt, y, cal, te, a)

@@ -109,7 +109,7 @@ class CPOptScorer(BaseEstimator):
     """The CP-OPT learned score from the 'Prune 'n Predict' (CROQ, ICML 2025) paper, §2.4.
 
     Trains :class:`ScoreMLP` and a scalar ``tau`` by Adam on ``cp_opt_loss + lam_l2 ||theta||^2``.
-    Features are standardised with the training mean and standard deviation.
+    Features are standardised with the training mean and standard deviation (``standardize=True``).
 
     Parameters
     ----------
@@ -129,6 +129,8 @@ class CPOptScorer(BaseEstimator):
         Minibatch size; None = full batch.
     random_state : int
         Seed of the initialisation and minibatch order.
+    standardize : bool
+        Standardise features with the training mean and standard deviation.
 
     Attributes
     ----------
@@ -150,7 +152,8 @@ class CPOptScorer(BaseEstimator):
 
     def __init__(self, hidden_dims: tuple[int, ...] = (256, 128), activation: str = "relu", beta: float = 10.0,
                  lam: float = 10.0, lam_ce: float = 1.0, lam_l2: float = 1e-4, alpha: float = 0.05,
-                 epochs: int = 200, lr: float = 1e-3, batch_size: int | None = None, random_state: int = 0) -> None:
+                 epochs: int = 200, lr: float = 1e-3, batch_size: int | None = None, random_state: int = 0,
+                 standardize: bool = True) -> None:
         self.hidden_dims = hidden_dims
         self.activation = activation
         self.beta = beta
@@ -162,6 +165,7 @@ class CPOptScorer(BaseEstimator):
         self.lr = lr
         self.batch_size = batch_size
         self.random_state = random_state
+        self.standardize = standardize
 
     @staticmethod
     def _check_xy(features: Any, n_options: Any, y: Any = None) -> tuple[np.ndarray, np.ndarray, Any]:
@@ -201,8 +205,8 @@ class CPOptScorer(BaseEstimator):
             raise ValueError(f"alpha must lie in (0, 1), got {self.alpha!r}")
         self.n_slots_ = int(k.max())
         mask_np = option_mask(k, self.n_slots_)
-        self.mean_ = x.mean(axis=0)
-        self.std_ = x.std(axis=0) + 1e-6
+        self.mean_ = x.mean(axis=0) if self.standardize else np.zeros(x.shape[1], dtype=np.float32)
+        self.std_ = x.std(axis=0) + 1e-6 if self.standardize else np.ones(x.shape[1], dtype=np.float32)
         gen = torch.Generator().manual_seed(int(self.random_state))
         torch.manual_seed(int(self.random_state))
         self.model_ = ScoreMLP(x.shape[1], self.n_slots_, tuple(self.hidden_dims), self.activation)
