@@ -110,9 +110,12 @@ def node_cost_argmin_pruned(P: np.ndarray, h: Hierarchy, C: np.ndarray, consts: 
         stop = min(len(by_size), start + rows_budget)
         idx = by_size[start:stop]
         k = int(n_alive[idx].max())
-        a = alive[idx]
-        pos = np.argsort(~a, axis=1, kind="stable")[:, :k]  # surviving columns first, in tie order
-        valid = np.take_along_axis(a, pos, axis=1)
+        r, c = np.nonzero(alive[idx])  # row-major: survivors of each sample in tie order
+        rank = np.arange(len(r)) - np.r_[0, np.cumsum(n_alive[idx])[:-1]][r]
+        valid = np.zeros((len(idx), k), dtype=bool)
+        valid[r, rank] = True
+        pos = np.zeros((len(idx), k), dtype=np.int64)
+        pos[r, rank] = c
         nodes = h.tie_order[pos]
         R = np.einsum("il,ikl->ik", P[idx], C[nodes])  # Eq. D3 on the survivors only
         R[~valid] = np.inf
