@@ -1,0 +1,30 @@
+"""CLI smoke test of ``icml25 sdp-crown verify``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def test_cli_verify_runs_in_process(capsys) -> None:
+    from icml25.sdp_crown.cli import main
+
+    assert main(["verify", "--n", "3", "--method", "lipnaive", "--radius", "0.0"]) == 0
+    out = capsys.readouterr().out
+    assert "mnist_mlp" in out and "verified 3/3" in out  # ρ = 0: the 3 correctly classified images are verified
+
+
+def test_cli_verify_subprocess() -> None:
+    res = subprocess.run([sys.executable, "-m", "icml25.core.cli", "sdp-crown", "verify", "--n", "2", "--iters", "2"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "sdp-crown: verified" in res.stdout
+
+
+def test_cli_rejects_bad_method() -> None:
+    from icml25.sdp_crown.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["verify", "--method", "beta-crown"])
