@@ -9,6 +9,7 @@ from pathlib import Path
 
 import torch
 
+from ._shared_prefix_sampler import sample_with_shared_prefix
 from .word_tokenizer import WordTokenizer
 
 __all__ = ["TinyStepPolicy", "make_tiny_lm", "save_tiny_lm", "load_tiny_lm"]
@@ -78,12 +79,15 @@ class TinyStepPolicy:
         The policy language model.
     top_p : float
         Nucleus mass for sampling.
+    shared_prefix : bool
+        With a word tokenizer whose stop strings are single tokens, prefill each prompt once and share its KV
+        cache across the ``n`` samples, stopping rows by token id (else: ``lm.generate``).
     """
 
-    def __init__(self, lm, top_p: float = 1.0) -> None:
+    def __init__(self, lm, top_p: float = 1.0, shared_prefix: bool = True) -> None:
         if not hasattr(lm, "generate"):
             raise TypeError("lm must be an icml25.llm language model with generate()")
-        self.lm, self.top_p = lm, float(top_p)
+        self.lm, self.top_p, self.shared_prefix = lm, float(top_p), bool(shared_prefix)
         self.generated_tokens = 0
         self.calls = 0
 
@@ -95,6 +99,21 @@ class TinyStepPolicy:
             raise ValueError(f"n must be >= 1, got {n}")
         stop = list(stop or [])
         self.calls += 1
+        tok = self.lm.tokenizer
+        stop_ids = [tok.stoi.get(s) for s in stop] if hasattr(tok, "stoi") else []
+        if self.shared_prefix and stop_ids and all(i is not None for i in stop_ids) and self.top_p == 1.0:
+            samples = sample_with_shared_prefix(self.lm, list(prompts), n, temperature, max_tokens, stop_ids, seed)
+            out = []
+            for row in samples:
+                steps = []
+                for ids, stop_id in row:
+                    self.generated_tokens += len(ids) + 1
+                    words = [tok.itos[i] for i in ids]
+                    if stop_id is not None:
+                        words.append(tok.itos[stop_id])
+                    steps.append(" " + " ".join(words))
+                out.append(steps)
+            return out
         gens = self.lm.generate(list(prompts), n=n, temperature=temperature, top_p=self.top_p,
                                 max_tokens=max_tokens, stop=stop, seed=seed)
         out = []

@@ -1,0 +1,74 @@
+"""Private: step sampling for word-level TinyGPT policies with a shared-prefix KV cache and stop-token ids.
+
+Each prompt is prefilled once; its KV cache rows are then repeated for the ``n`` samples (spec §6: "each expansion
+encodes its prefix once and shares that KV cache across its n samples"). Stop strings that are single tokens of
+the vocabulary are detected by id, and finished rows are dropped from the batch, so the per-token cost follows
+the number of live rows. Works with :class:`icml25.llm.tiny.TinyGPTModule` internals (``KVCache``).
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["sample_with_shared_prefix"]
+
+
+@torch.inference_mode()
+def sample_with_shared_prefix(lm, prompts: list[str], n: int, temperature: float, max_tokens: int,
+                              stop_ids: list[int], seed: int | None) -> list[list[tuple[list[int], int | None]]]:
+    """For each prompt ``n`` samples ``(token ids without the stop token, stop id or None)``."""
+    from icml25.llm.tiny_module import KVCache
+
+    tok, module, block = lm.tokenizer, lm.module, lm.config.block_size
+    rows = []
+    for p in prompts:
+        ids = [tok.eot_id, *tok.encode(p)]
+        rows.append(ids[-(block - max_tokens):])
+    B, Tp = len(rows), max(len(r) for r in rows)
+    n_pad = torch.tensor([Tp - len(r) for r in rows])
+    idx = torch.full((B, Tp), tok.pad_id, dtype=torch.long)
+    for r, ids in enumerate(rows):
+        idx[r, Tp - len(ids):] = torch.tensor(ids)
+    total = Tp + max_tokens
+    valid = torch.arange(total)[None, :] >= n_pad[:, None]
+    positions = (torch.arange(total)[None, :] - n_pad[:, None]).clamp(min=0)
+    padded = bool((n_pad > 0).any())
+    mask = None
+    if padded:
+        causal = torch.ones(Tp, Tp, dtype=torch.bool).tril()
+        mask = ((causal & valid[:, None, :Tp]) | torch.eye(Tp, dtype=torch.bool))[:, None]
+    cache = KVCache(lm.config, B, total, next(module.parameters()).dtype)
+    logits = module(idx, positions=positions[:, :Tp], attn_mask=mask, cache=cache, last_only=True)[:, -1]
+    # share the prefix: repeat each prompt's cache rows n times
+    rep = torch.arange(B).repeat_interleave(n)
+    cache.reorder(rep)
+    logits, valid, positions = logits[rep], valid[rep], positions[rep]
+    R = B * n
+    gen = torch.Generator().manual_seed(int(seed) if seed is not None else 0)
+    stop_t = torch.tensor(sorted(set(stop_ids) | {tok.eot_id}), dtype=torch.long)
+    out_ids: list[list[int]] = [[] for _ in range(R)]
+    out_stop: list[int | None] = [None] * R
+    live = torch.arange(R)  # original row index of each live batch row
+    for t in range(max_tokens):
+        if temperature == 0:
+            nxt = logits.argmax(-1)
+        else:
+            probs = torch.softmax(logits.float() / temperature, dim=-1)
+            nxt = torch.multinomial(probs, 1, generator=gen).squeeze(1)
+        is_stop = torch.isin(nxt, stop_t)
+        for r, tkn, s in zip(live.tolist(), nxt.tolist(), is_stop.tolist()):
+            if s:
+                out_stop[r] = tkn if tkn != tok.eot_id else None
+            else:
+                out_ids[r].append(tkn)
+        keep = (~is_stop).nonzero().flatten()
+        if keep.numel() == 0 or t + 1 == max_tokens:
+            break
+        if keep.numel() < live.numel():
+            cache.reorder(keep)
+            live, nxt, valid, positions = live[keep], nxt[keep], valid[keep], positions[keep]
+        pos = Tp + t
+        m = valid[:, None, None, :pos + 1] if padded else None
+        logits = module(nxt[:, None], positions=positions[:, pos:pos + 1], attn_mask=m, cache=cache,
+                        last_only=True)[:, -1]
+    return [[(out_ids[i * n + j], out_stop[i * n + j]) for j in range(n)] for i in range(B)]
