@@ -7,6 +7,7 @@ Search, extraction and the synthetic domain are pure Python; the neural parts (p
 from icml25.core.optional import require
 
 from .answer_check import AnswerChecker
+from .benchmarks_data import gsm8k_code_steps, load_benchmark, load_gsm8k_annotated
 from .bootstrap_solver import ErrorRates, NoisyRuleSolver
 from .evaluation import Chain, evaluate, majority_vote, sample_chains
 from .executors import CodeExecutor, ExecResult, SafeArithExecutor, accumulated_code
@@ -22,6 +23,7 @@ from .extraction import (
 )
 from .mcts import MCTS, MCTSConfig
 from .policies import ConstantScorer, StepPolicy, StepScorer
+from .sandbox import DEFAULT_ALLOWED_IMPORTS, SubprocessExecutor
 from .step_format import STOP_STRINGS, TAGS, Step, StepFormat, extract_boxed, parse_step
 from .steparith import Problem, StepArithGenerator, step_is_consistent
 from .tree import Node, Tree, check_invariants, select_child, uct_score, update, update_recursive
@@ -38,7 +40,8 @@ __all__ = [
     "AnswerChecker", "ErrorRates", "NoisyRuleSolver", "Chain", "evaluate", "majority_vote", "sample_chains",
     "CodeExecutor", "ExecResult", "SafeArithExecutor", "accumulated_code", "PairRecord", "SFTRecord",
     "edit_distance", "extract_pairs", "extract_sft", "filter_pairs", "final_answer_pairs", "to_trl", "MCTS",
-    "MCTSConfig", "ConstantScorer", "StepPolicy", "StepScorer", "STOP_STRINGS", "TAGS", "Step", "StepFormat",
+    "MCTSConfig", "ConstantScorer", "SubprocessExecutor", "DEFAULT_ALLOWED_IMPORTS", "load_benchmark",
+    "load_gsm8k_annotated", "gsm8k_code_steps", "StepPolicy", "StepScorer", "STOP_STRINGS", "TAGS", "Step", "StepFormat",
     "extract_boxed", "parse_step", "Problem", "StepArithGenerator", "step_is_consistent", "Node", "Tree",
     "check_invariants", "select_child", "uct_score", "update", "update_recursive", "WordTokenizer",
     "pretrain_base", "pretraining_corpus", "PPMModel", "pair_accuracy", "ppm_pair_loss", "train_ppm",
