@@ -8,8 +8,16 @@ import numpy as np
 import pytest
 import torch
 
-from icml25.croq import (MCQ, KnowledgeTask, LMAnswerer, OpenAICompatibleAnswerer, TinyMCQReader,
-                         TopLogprobsAnswerer, letter_logits_from_top_logprobs, render_prompt)
+from icml25.croq import (
+    MCQ,
+    KnowledgeTask,
+    LMAnswerer,
+    OpenAICompatibleAnswerer,
+    TinyMCQReader,
+    TopLogprobsAnswerer,
+    letter_logits_from_top_logprobs,
+    render_prompt,
+)
 from icml25.croq.knowledge_task import TASK_OPTION_FORMAT, TASK_SEPARATOR, TASK_TEMPLATE
 
 

@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from icml25.croq import (CROQ, MCQ, AnswerOutput, CPOptScorer, paired_bootstrap_ci, paired_t_test,
-                         revise_and_answer)
+from icml25.croq import (
+    CROQ,
+    MCQ,
+    AnswerOutput,
+    CPOptScorer,
+    paired_bootstrap_ci,
+    paired_t_test,
+    revise_and_answer,
+)
 
 
 class Independent:

@@ -8,16 +8,23 @@ learned set-size-minimising score (:class:`CPOptScorer`, :func:`cp_opt_loss`), M
 
 from icml25.core.optional import require
 
+from .answerers import (
+    Answerer,
+    AnswerOutput,
+    LMAnswerer,
+    OpenAICompatibleAnswerer,
+    TopLogprobsAnswerer,
+    letter_logits_from_top_logprobs,
+)
 from .conformal import SplitConformal, conformal_threshold, min_calibration_size, option_mask
-from .mcq import DEFAULT_TEMPLATE, LETTERS, MCQ, answer_indices, render_prompt, revise
-from .stats import paired_bootstrap_ci, paired_t_test
-from .answerers import (AnswerOutput, Answerer, LMAnswerer, OpenAICompatibleAnswerer, TopLogprobsAnswerer,
-                        letter_logits_from_top_logprobs)
 from .croq import CROQ, CROQResult, answer_features, revise_and_answer
 from .datasets import build_mcq, load_mmlu_redux, load_toolalpaca, load_truthfulqa
 from .knowledge_task import KnowledgeTask
+from .mcq import DEFAULT_TEMPLATE, LETTERS, MCQ, answer_indices, render_prompt, revise
+from .stats import paired_bootstrap_ci, paired_t_test
 
 require("torch", extra="torch")
+require("sklearn", extra="stats")
 
 from .cp_opt import CPOptScorer, ScoreMLP, cp_opt_loss  # noqa: E402
 from .mcq_reader import TinyMCQReader  # noqa: E402

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .answerers import AnswerOutput, Answerer
+from .answerers import Answerer, AnswerOutput
 from .conformal import SplitConformal
 from .mcq import MCQ, answer_indices, revise
 from .stats import paired_bootstrap_ci, paired_t_test

@@ -37,7 +37,7 @@ class Config:
 
     @classmethod
     def full(cls) -> Config:
-        return cls(q2_alphas=(0.05, 0.1, 0.2), reader_seeds=5, reader_max_steps=4000, n_premise=1000,
+        return cls(q2_alphas=(0.05, 0.1, 0.2), reader_seeds=5, reader_max_steps=5000, n_premise=1000,
                    n_train=3000, n_cal=1000, n_test=2000, cpopt_epochs=300)
 
 
