@@ -68,11 +68,6 @@ class KVCache:
         self.v = [torch.empty(batch, cfg.n_head, max_len, hd, dtype=dtype, device=device) for _ in range(cfg.n_layer)]
         self.pos = 0  # number of positions filled
 
-    def reorder(self, index: torch.Tensor) -> None:
-        """Keep only the batch rows ``index`` (e.g. to drop finished rows)."""
-        self.k = [k.index_select(0, index) for k in self.k]
-        self.v = [v.index_select(0, index) for v in self.v]
-
 
 class CausalSelfAttention(nn.Module):
     """Multi-head causal self-attention with an optional KV cache."""
