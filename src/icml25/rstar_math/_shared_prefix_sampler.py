@@ -3,7 +3,7 @@
 Each prompt is prefilled once; its KV cache rows are then repeated for the ``n`` samples (spec §6: "each expansion
 encodes its prefix once and shares that KV cache across its n samples"). Stop strings that are single tokens of
 the vocabulary are detected by id, and finished rows are dropped from the batch, so the per-token cost follows
-the number of live rows. Works with :class:`icml25.llm.tiny.TinyGPTModule` internals (``KVCache``).
+the number of live rows. Relies on TinyGPTModule's ``forward(idx, positions, attn_mask, cache, last_only)``.
 """
 
 from __future__ import annotations
@@ -13,12 +13,26 @@ import torch
 __all__ = ["sample_with_shared_prefix"]
 
 
+class _RowCache:
+    """Keys/values per layer ``(rows, n_head, max_len, head_dim)`` with row selection; the attribute layout
+    (``k``, ``v``, ``pos``) is the one TinyGPT's attention reads and writes."""
+
+    def __init__(self, cfg, batch: int, max_len: int, dtype: torch.dtype) -> None:
+        hd = cfg.n_embd // cfg.n_head
+        self.k = [torch.empty(batch, cfg.n_head, max_len, hd, dtype=dtype) for _ in range(cfg.n_layer)]
+        self.v = [torch.empty(batch, cfg.n_head, max_len, hd, dtype=dtype) for _ in range(cfg.n_layer)]
+        self.pos = 0
+
+    def reorder(self, index: torch.Tensor) -> None:
+        """Keep (or repeat) the rows ``index``."""
+        self.k = [k.index_select(0, index) for k in self.k]
+        self.v = [v.index_select(0, index) for v in self.v]
+
+
 @torch.inference_mode()
 def sample_with_shared_prefix(lm, prompts: list[str], n: int, temperature: float, max_tokens: int,
                               stop_ids: list[int], seed: int | None) -> list[list[tuple[list[int], int | None]]]:
     """For each prompt ``n`` samples ``(token ids without the stop token, stop id or None)``."""
-    from icml25.llm.tiny_module import KVCache
-
     tok, module, block = lm.tokenizer, lm.module, lm.config.block_size
     rows = []
     for p in prompts:
@@ -37,7 +51,7 @@ def sample_with_shared_prefix(lm, prompts: list[str], n: int, temperature: float
     if padded:
         causal = torch.ones(Tp, Tp, dtype=torch.bool).tril()
         mask = ((causal & valid[:, None, :Tp]) | torch.eye(Tp, dtype=torch.bool))[:, None]
-    cache = KVCache(lm.config, B, total, next(module.parameters()).dtype)
+    cache = _RowCache(lm.config, B, total, next(module.parameters()).dtype)
     logits = module(idx, positions=positions[:, :Tp], attn_mask=mask, cache=cache, last_only=True)[:, -1]
     # share the prefix: repeat each prompt's cache rows n times
     rep = torch.arange(B).repeat_interleave(n)

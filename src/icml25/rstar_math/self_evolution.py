@@ -1,0 +1,213 @@
+"""Self-evolution rounds of rStar-Math (spec §2.10, §2.13), checkpointed and resumable.
+
+Round k searches the problem pool with the round's generator (the bootstrap policy in round 1, then the previous
+round's SLM), terminal-guided or PPM-augmented (with the previous PPM), optionally spends extra rollouts on the
+still-unsolved problems (the round-4 analogue), extracts top-2 SFT trajectories and preference pairs, fine-tunes
+a new policy **from the base weights**, and trains the round's PPM from that policy. Every stage writes its
+artifact under ``workdir/round_k/`` (trees, data, models, metrics) before the next starts; a rerun skips every
+finished stage, so a killed run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .executors import CodeExecutor
+from .extraction import PairRecord, SFTRecord, extract_pairs, extract_sft
+from .mcts import MCTS, MCTSConfig, as_problem_list
+from .policies import StepPolicy
+from .step_format import StepFormat
+from .tree import Tree
+
+__all__ = ["RoundConfig", "SelfEvolution", "TimeBudgetExceeded", "paper_rounds", "repo_rounds"]
+
+
+class TimeBudgetExceeded(RuntimeError):
+    """The time budget ran out; everything finished so far is in the workdir and a rerun resumes."""
+
+
+@dataclass(frozen=True)
+class RoundConfig:
+    """One self-evolution round.
+
+    Parameters
+    ----------
+    mcts : MCTSConfig
+        Search settings (mode "terminal" or "ppm_init").
+    extra_rollouts_unsolved : int
+        Additional rollouts on problems still unsolved after the main search (round-4 analogue).
+    sft_steps, ppm_steps : int
+        Training steps of the round's policy (from the base weights) and PPM.
+    batch_size, ppm_batch_pairs : int
+        Sequences per SFT step / pairs per PPM step.
+    lr : float
+        Peak learning rate.
+    ppm_loss : str
+        "paper" or "official" weighting.
+    use_bootstrap : bool
+        Generate with the bootstrap policy instead of the previous round's SLM (round 1 always does).
+    """
+
+    mcts: MCTSConfig = field(default_factory=MCTSConfig)
+    extra_rollouts_unsolved: int = 0
+    sft_steps: int = 800
+    ppm_steps: int = 500
+    batch_size: int = 32
+    ppm_batch_pairs: int = 16
+    lr: float = 1e-3
+    ppm_loss: str = "paper"
+    use_bootstrap: bool = False
+
+
+def paper_rounds(**train: Any) -> list[RoundConfig]:
+    """The paper's recipe (Table 2): r1 bootstrap n=5 R=8 terminal; r2 n=8 R=16 terminal; r3 n=8 R=16 PPM-augmented
+    with 32 extra rollouts on unsolved problems."""
+    return [RoundConfig(MCTSConfig.paper_round1(), **train), RoundConfig(MCTSConfig.paper_round2(), **train),
+            RoundConfig(MCTSConfig.paper_round3(), extra_rollouts_unsolved=32, **train)]
+
+
+def repo_rounds(**train: Any) -> list[RoundConfig]:
+    """The official repo's configs: bootstrap ``sample_mcts.yaml`` (T=0.7, n=12, 48 iterations, errors 2) then
+    ``sft_sample_mcts.yaml`` (T=1.0, n=12, 48 iterations, PPM on)."""
+    boot = MCTSConfig(n_candidates=12, rollouts=48, temperature=0.7, errors_threshold=2, mode="terminal")
+    return [RoundConfig(boot, **train), RoundConfig(replace(MCTSConfig.repo_sample(), mode="terminal"), **train),
+            RoundConfig(MCTSConfig.repo_sample(), **train)]
+
+
+class SelfEvolution:
+    """Run self-evolution rounds with per-stage checkpoints.
+
+    Parameters
+    ----------
+    problems : list
+        Training pool (objects/dicts/tuples with question and gold answer).
+    bootstrap_policy : StepPolicy
+        Round-1 generator (e.g. :class:`NoisyRuleSolver`).
+    rounds : list of RoundConfig
+        One entry per round.
+    workdir : path
+        Checkpoint folder.
+    base_lm : icml25.llm.TinyGPT
+        The base model every round's policy is fine-tuned from (not modified).
+    executor : CodeExecutor
+        Code executor of the search.
+    fmt : StepFormat, optional
+        Prompt/step format.
+    seed : int
+        Seed of search and training.
+    time_budget_s : float, optional
+        Raise :class:`TimeBudgetExceeded` before starting a stage once this many seconds have passed.
+    """
+
+    def __init__(self, problems, bootstrap_policy: StepPolicy, rounds: list[RoundConfig], workdir, base_lm,
+                 executor: CodeExecutor, fmt: StepFormat | None = None, seed: int = 0,
+                 time_budget_s: float | None = None, max_tokens: int = 32) -> None:
+        self.problems = as_problem_list(problems, need_answer=True)
+        if not rounds:
+            raise ValueError("rounds must hold at least one RoundConfig")
+        if time_budget_s is not None and time_budget_s <= 0:
+            raise ValueError(f"time_budget_s must be > 0, got {time_budget_s}")
+        self.bootstrap, self.rounds, self.base_lm, self.executor = bootstrap_policy, list(rounds), base_lm, executor
+        self.workdir, self.fmt, self.seed = Path(workdir), fmt or StepFormat(), int(seed)
+        self.time_budget_s, self.max_tokens = time_budget_s, int(max_tokens)
+        self._t0 = 0.0
+        self.models: dict[int, tuple[Any, Any]] = {}
+
+    # -- helpers --------------------------------------------------------------------------------------------
+    def _check_time(self, what: str) -> None:
+        if self.time_budget_s is not None and time.perf_counter() - self._t0 > self.time_budget_s:
+            raise TimeBudgetExceeded(f"time budget of {self.time_budget_s:g} s ran out before {what}; finished "
+                                     f"stages are in {self.workdir} and a rerun resumes from them")
+
+    def _load_models(self, k: int):
+        from .process_preference_model import PPMModel
+        from .tiny_policy import load_tiny_lm
+
+        d = self.workdir / f"round_{k}"
+        lm = load_tiny_lm(d / "policy")
+        ppm = PPMModel.from_policy(lm)
+        ppm.load_weights(d / "ppm")
+        ppm.eval()
+        return lm, ppm
+
+    # -- the loop -------------------------------------------------------------------------------------------
+    def run(self) -> list[dict]:
+        """Run (or resume) every round; returns the per-round metrics (also in ``round_k/metrics.json``)."""
+        self._t0 = time.perf_counter()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        return [self._round(k) for k in range(1, len(self.rounds) + 1)]
+
+    def _round(self, k: int) -> dict:
+        from .process_preference_model import PPMModel, pair_accuracy, train_ppm
+        from .sft import sft_examples, train_sft
+        from .tiny_policy import TinyStepPolicy, clone_lm, save_tiny_lm
+
+        rc, d = self.rounds[k - 1], self.workdir / f"round_{k}"
+        d.mkdir(exist_ok=True)
+        if (d / "metrics.json").is_file():
+            self.models[k] = self._load_models(k)
+            return json.loads((d / "metrics.json").read_text())
+        prev = self.models.get(k - 1) if k > 1 else None
+        if k > 1 and prev is None:
+            prev = self.models[k - 1] = self._load_models(k - 1)
+        generator = self.bootstrap if (k == 1 or rc.use_bootstrap) else TinyStepPolicy(prev[0])
+        scorer = prev[1] if (prev is not None and rc.mcts.mode != "terminal") else None
+        if rc.mcts.mode != "terminal" and scorer is None:
+            raise ValueError(f"round {k} uses mode {rc.mcts.mode!r} but there is no previous PPM")
+        cfg = replace(rc.mcts, seed=self.seed + k, max_tokens=self.max_tokens)
+        t = time.perf_counter()
+        trees_file = d / "trees.json"
+        if trees_file.is_file():
+            trees = [Tree.from_json(x) for x in json.loads(trees_file.read_text())]
+        else:
+            self._check_time(f"round {k} search")
+            search = MCTS(generator, self.executor, scorer=scorer, config=cfg, fmt=self.fmt)
+            trees = search.search(self.problems)
+            if rc.extra_rollouts_unsolved > 0:
+                unsolved = [tr for tr in trees if not tr.solved()]
+                if unsolved:
+                    search.search(trees=unsolved, rollouts=rc.extra_rollouts_unsolved)
+            _write_json(trees_file, [tr.to_json() for tr in trees])
+        t_search = time.perf_counter() - t
+        data_file = d / "data.json"
+        if data_file.is_file():
+            data = json.loads(data_file.read_text())
+            sft = [SFTRecord(**r) for r in data["sft"]]
+            pairs = [PairRecord(**r) for r in data["pairs"]]
+        else:
+            sft = extract_sft(trees, top_k=2, fmt=self.fmt)
+            pairs = extract_pairs(trees, fmt=self.fmt)
+            _write_json(data_file, {"sft": [r.to_dict() for r in sft], "pairs": [p.to_dict() for p in pairs]})
+        if not sft or not pairs:
+            raise RuntimeError(f"round {k} produced {len(sft)} SFT trajectories and {len(pairs)} pairs; "
+                               "increase rollouts or the pool size")
+        self._check_time(f"round {k} policy training")
+        policy = clone_lm(self.base_lm)  # every round fine-tunes from the base weights
+        sft_losses = train_sft(policy, sft_examples(sft, self.fmt), steps=rc.sft_steps, batch_size=rc.batch_size,
+                               lr=rc.lr, seed=self.seed + k)
+        save_tiny_lm(policy, d / "policy")
+        self._check_time(f"round {k} PPM training")
+        ppm = PPMModel.from_policy(policy)
+        ppm_losses = train_ppm(ppm, pairs, steps=rc.ppm_steps, batch_size=rc.ppm_batch_pairs, lr=rc.lr,
+                               loss=rc.ppm_loss, seed=self.seed + k)
+        ppm.save(d / "ppm")
+        self.models[k] = (policy, ppm)
+        metrics = {"round": k, "coverage": sum(tr.solved() for tr in trees) / len(trees), "n_sft": len(sft),
+                   "n_pairs": len(pairs), "n_step_pairs": sum(p.kind == "step" for p in pairs),
+                   "sft_loss_first": sum(sft_losses[:10]) / min(10, len(sft_losses)),
+                   "sft_loss_last": sum(sft_losses[-10:]) / min(10, len(sft_losses)),
+                   "ppm_loss_last": sum(ppm_losses[-10:]) / min(10, len(ppm_losses)),
+                   "ppm_train_pair_acc": pair_accuracy(ppm, pairs), "search_seconds": t_search,
+                   "config": asdict(rc)}
+        _write_json(d / "metrics.json", metrics)
+        return metrics
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(obj))
+    tmp.replace(path)
