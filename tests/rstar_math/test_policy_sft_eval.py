@@ -1,0 +1,71 @@
+"""Neural policy adapter (shared-prefix sampling vs TinyGPT.generate), SFT masking, evaluation methods."""
+
+import torch
+
+from icml25.rstar_math.bootstrap_solver import NoisyRuleSolver
+from icml25.rstar_math.evaluation import evaluate, majority_vote, sample_chains
+from icml25.rstar_math.executors import SafeArithExecutor
+from icml25.rstar_math.policies import ConstantScorer
+from icml25.rstar_math.sft import lm_batches
+from icml25.rstar_math.step_format import StepFormat
+from icml25.rstar_math.steparith import StepArithGenerator
+from icml25.rstar_math.tiny_policy import TinyStepPolicy, load_tiny_lm, make_tiny_lm, save_tiny_lm
+from icml25.rstar_math.word_tokenizer import WordTokenizer
+
+FMT = StepFormat()
+EX = SafeArithExecutor(allow_float=False)
+
+
+def test_word_tokenizer_round_trip():
+    tok = WordTokenizer()
+    p = StepArithGenerator(seed=4).sample(1)[0]
+    text = FMT.render(p.question, p.canonical_steps())
+    ids = tok.encode(text)
+    assert tok.unk_id not in ids
+    assert tok.encode(tok.decode(ids)) == ids
+
+
+def test_shared_prefix_sampler_matches_tinygpt_generate_greedy(tmp_path):
+    torch.set_num_threads(1)
+    lm = make_tiny_lm(n_layer=1, n_head=2, n_embd=32, block_size=192, seed=3)
+    probs = StepArithGenerator(levels=(1, 2, 3), seed=5).sample(4)
+    prompts = [FMT.prompt(p.question) for p in probs]  # different lengths: exercises left padding
+    fast = TinyStepPolicy(lm).sample_steps(prompts, n=2, temperature=0.0, stop=list(FMT.stop), max_tokens=12)
+    ref = TinyStepPolicy(lm, shared_prefix=False).sample_steps(prompts, n=2, temperature=0.0,
+                                                               stop=list(FMT.stop), max_tokens=12)
+    assert fast == ref
+    sampled = TinyStepPolicy(lm).sample_steps(prompts, n=3, temperature=1.0, stop=list(FMT.stop), max_tokens=12,
+                                              seed=1)
+    again = TinyStepPolicy(lm).sample_steps(prompts, n=3, temperature=1.0, stop=list(FMT.stop), max_tokens=12,
+                                            seed=1)
+    assert sampled == again and all(len(r) == 3 for r in sampled)
+    lm2 = load_tiny_lm(save_tiny_lm(lm, tmp_path / "m"))
+    assert TinyStepPolicy(lm2).sample_steps(prompts, 2, 0.0, list(FMT.stop), 12) == fast
+
+
+def test_sft_masks_prompt_and_executor_output():
+    tok = WordTokenizer()
+    p = StepArithGenerator(levels=(1,), seed=0).sample(1)[0]
+    prompt, resp = FMT.prompt(p.question), "".join(p.canonical_steps())
+    x, y, lengths = lm_batches(tok, [(prompt, resp)], block=256)
+    targets = [tok.itos[i] for i in y[0] if i != -100]
+    n_prompt = len(tok.encode(prompt))
+    assert (y[0][:n_prompt] == -100).all()  # no loss on predicting prompt tokens
+    assert y[0][n_prompt] == tok.encode(resp)[0]  # the first response token is a target
+    assert "<output>" not in targets and "<end_of_output>" not in targets
+    assert targets[-1] == "<|eot|>" and "<end_of_code>" in targets and "<end_of_answer>" in targets
+    assert targets.count(p.answer) == 1  # only the boxed answer: the executor's copy inside <output> is masked
+
+
+def test_sample_chains_and_evaluate_with_rule_solver():
+    probs = StepArithGenerator(levels=(1, 2), seed=2).sample(10)
+    solver = NoisyRuleSolver(probs, seed=0)
+    greedy = sample_chains(solver, EX, probs, k=1, temperature=0.0, max_depth=10)
+    assert all(c[0].correct for c in greedy)  # temperature 0 removes the solver's noise
+    res = evaluate(probs, NoisyRuleSolver(probs, seed=1), EX, ConstantScorer(0.0), ns=(2, 4), max_depth=10,
+                   mcts_config=None)
+    assert res["greedy"]["acc"] == 1.0
+    for key in ("maj@2", "maj@4", "bon@2", "bon@4", "mcts@2", "mcts@4"):
+        assert 0.0 <= res[key]["acc"] <= 1.0 and res[key]["steps"] > 0
+    assert res["maj@4"]["steps"] > res["maj@2"]["steps"]
+    assert majority_vote(["3", "4", "3", None]) == "3" and majority_vote([None]) is None
