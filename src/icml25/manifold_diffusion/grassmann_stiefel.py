@@ -111,7 +111,7 @@ class Grassmann(_Frames):
     >>> G = Grassmann(5, 2)
     >>> rng = np.random.default_rng(0)
     >>> X, Y = G.random_point(rng), G.random_point(rng)
-    >>> bool(np.isclose(G.dist(X, G.exp(X, G.log(X, Y))), 0.0, atol=1e-6))
+    >>> bool(np.isclose(G.dist(Y, G.exp(X, G.log(X, Y))), 0.0, atol=1e-6))
     True
     """
 
