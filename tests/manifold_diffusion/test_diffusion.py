@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
 import pytest
 
@@ -28,6 +27,22 @@ from icml25.manifold_diffusion import (
 )
 
 
+def _path(n: int) -> np.ndarray:
+    return np.eye(n, k=1) + np.eye(n, k=-1)
+
+
+def _cycle(n: int) -> np.ndarray:
+    adj = _path(n)
+    adj[0, -1] = adj[-1, 0] = 1.0
+    return adj
+
+
+def _star(n_leaves: int) -> np.ndarray:
+    adj = np.zeros((n_leaves + 1, n_leaves + 1))
+    adj[0, 1:] = adj[1:, 0] = 1.0
+    return adj
+
+
 @pytest.fixture
 def a() -> np.ndarray:
     return paper_combination_matrix("metropolis")
@@ -40,7 +55,7 @@ def test_paper_matrices_and_weight_rules() -> None:
     np.testing.assert_allclose(uniform_weights(u > 0), u, atol=1e-9)
     np.testing.assert_allclose(a, a.T)
     assert np.isclose(combine_step_bound(a), 2 / (1 + 0.150), atol=2e-3)
-    g = nx.path_graph(4)
+    g = _path(4)
     w = metropolis_weights(g)
     np.testing.assert_allclose(w.sum(0), 1)
     np.testing.assert_allclose(w.sum(1), 1)
@@ -51,8 +66,17 @@ def test_paper_matrices_and_weight_rules() -> None:
     check_combination_matrix(w, graph=g)
 
 
+def test_weights_from_a_networkx_graph() -> None:
+    nx = pytest.importorskip("networkx")
+    g = nx.connected_watts_strogatz_graph(12, 4, 0.3, seed=1)
+    adj = nx.to_numpy_array(g)
+    np.testing.assert_allclose(metropolis_weights(g), metropolis_weights(adj))
+    np.testing.assert_allclose(uniform_weights(g), uniform_weights(adj))
+    check_combination_matrix(metropolis_weights(g), graph=g)
+
+
 def test_bad_combination_matrices_and_steps() -> None:
-    g = nx.path_graph(3)
+    g = _path(3)
     with pytest.raises(ValueError, match="left-stochastic"):
         check_combination_matrix(np.full((3, 3), 0.5))
     with pytest.raises(ValueError, match="does not match the graph"):
@@ -87,7 +111,7 @@ def test_flat_combine_with_unit_step_is_the_weighted_average(a: np.ndarray, glob
 
 def test_column_convention_with_non_symmetric_matrix(global_seed: int) -> None:
     rng = np.random.default_rng(global_seed)
-    a = uniform_weights(nx.star_graph(3))  # columns sum to one, rows do not
+    a = uniform_weights(_star(3))  # columns sum to one, rows do not
     psi = rng.standard_normal((4, 2))
     out = DiffusionAdaptation(Euclidean(2), a, 0.1).combine_points(psi)
     np.testing.assert_allclose(out, a.T @ psi, atol=1e-12)
@@ -172,7 +196,7 @@ def test_diffusion_learns_pca_better_than_non_cooperative(a: np.ndarray, global_
 def test_spd_diffusion_estimates_a_covariance(global_seed: int) -> None:
     """Riemannian diffusion on SPD(2) for the Gaussian negative log-likelihood: agents reach the covariance."""
     rng = np.random.default_rng(global_seed)
-    a = metropolis_weights(nx.cycle_graph(6))
+    a = metropolis_weights(_cycle(6))
     cov = np.array([[2.0, 0.6], [0.6, 1.0]])
     x = rng.multivariate_normal(np.zeros(2), cov, size=(6, 1500))
     m = SPD(2)
