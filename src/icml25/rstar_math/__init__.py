@@ -33,6 +33,8 @@ require("torch", extra="torch")
 
 from .base_model import pretrain_base, pretraining_corpus  # noqa: E402
 from .process_preference_model import PPMModel, pair_accuracy, ppm_pair_loss, train_ppm  # noqa: E402
+from .reward_model_ablations import make_orm, make_pqm, orm_targets, pqm_targets, train_value_head  # noqa: E402
+from .self_evolution import RoundConfig, SelfEvolution, TimeBudgetExceeded, paper_rounds, repo_rounds  # noqa: E402
 from .sft import sft_examples, train_sft  # noqa: E402
 from .tiny_policy import TinyStepPolicy, load_tiny_lm, make_tiny_lm, save_tiny_lm  # noqa: E402
 
@@ -45,5 +47,6 @@ __all__ = [
     "extract_boxed", "parse_step", "Problem", "StepArithGenerator", "step_is_consistent", "Node", "Tree",
     "check_invariants", "select_child", "uct_score", "update", "update_recursive", "WordTokenizer",
     "pretrain_base", "pretraining_corpus", "PPMModel", "pair_accuracy", "ppm_pair_loss", "train_ppm",
-    "sft_examples", "train_sft", "TinyStepPolicy", "load_tiny_lm", "make_tiny_lm", "save_tiny_lm",
+    "sft_examples", "train_sft", "make_orm", "make_pqm", "orm_targets", "pqm_targets", "train_value_head",
+    "RoundConfig", "SelfEvolution", "TimeBudgetExceeded", "paper_rounds", "repo_rounds", "TinyStepPolicy", "load_tiny_lm", "make_tiny_lm", "save_tiny_lm",
 ]

@@ -38,15 +38,17 @@ class PPMModel(nn.Module):
         Maximum sequence length (longer inputs keep their last tokens).
     dropout : float
         Dropout before the head.
-    score_transform : {"tanh5", "tanh", "clip"}
-        Map from the raw head output to the search score in [-1, 1] (official: ``tanh(h / 5)``).
+    score_transform : {"tanh5", "tanh", "tanh_half", "clip"}
+        Map from the raw head output to the search score in [-1, 1] (official PPM: ``tanh(h / 5)``; PQM
+        ``tanh(h)``; ORM ``tanh(h / 2) = 2σ(h) - 1``).
     """
 
     def __init__(self, trunk: nn.Module, tokenizer, block_size: int, dropout: float = 0.1,
                  score_transform: str = "tanh5") -> None:
         super().__init__()
-        if score_transform not in ("tanh5", "tanh", "clip"):
-            raise ValueError(f"score_transform must be 'tanh5', 'tanh' or 'clip', got {score_transform!r}")
+        if score_transform not in ("tanh5", "tanh", "tanh_half", "clip"):
+            raise ValueError(f"score_transform must be 'tanh5', 'tanh', 'tanh_half' or 'clip', got "
+                             f"{score_transform!r}")
         self.trunk, self.tokenizer, self.block_size = trunk, tokenizer, int(block_size)
         n_embd = trunk.wte.weight.shape[1] if hasattr(trunk, "wte") else trunk.config.hidden_size
         self.dropout = nn.Dropout(dropout)
@@ -101,6 +103,8 @@ class PPMModel(nn.Module):
             return np.tanh(h / 5.0)
         if self.score_transform == "tanh":
             return np.tanh(h)
+        if self.score_transform == "tanh_half":
+            return np.tanh(h / 2.0)  # = 2 sigmoid(h) - 1
         return np.clip(h, -1.0, 1.0)
 
     def save(self, directory: str | Path) -> Path:
