@@ -78,9 +78,16 @@ def test_module_import_without_extra_fails_cleanly(slug: str) -> None:
     """With the paper's extras hidden, importing its modules succeeds or names the pip command to fix it."""
     entry = get_reproduction(slug)
     blocked = [m for e in entry.extras for m in EXTRA_MODULES.get(e, (e,))]
+    # a meta-path finder that refuses the extras (setting sys.modules[m] = None would confuse libraries such
+    # as scipy that look torch up in sys.modules)
     code = (
-        "import sys\n"
-        f"for m in {blocked!r}: sys.modules[m] = None\n"
+        "import sys, importlib.abc\n"
+        f"BLOCKED = {blocked!r}\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in BLOCKED:\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
         "try:\n"
         f"    import icml25.{slug}.reproduce\n"
         "except ImportError as e:\n"
