@@ -182,18 +182,24 @@ class SelfEvolution:
             sft = extract_sft(trees, top_k=2, fmt=self.fmt)
             pairs = extract_pairs(trees, fmt=self.fmt)
             _write_json(data_file, {"sft": [r.to_dict() for r in sft], "pairs": [p.to_dict() for p in pairs]})
-        if not sft or not pairs:
+        carried = not sft or not pairs
+        if carried and prev is None:
             raise RuntimeError(f"round {k} produced {len(sft)} SFT trajectories and {len(pairs)} pairs; "
                                "increase rollouts or the pool size")
-        self._check_time(f"round {k} policy training")
-        policy = clone_lm(self.base_lm)  # every round fine-tunes from the base weights
-        sft_losses = train_sft(policy, sft_examples(sft, self.fmt), steps=rc.sft_steps, batch_size=rc.batch_size,
-                               lr=rc.lr, seed=self.seed + k)
+        if carried:  # no training signal this round: keep the previous round's models (recorded in metrics)
+            policy, ppm = prev
+            sft_losses, ppm_losses = [float("nan")], [float("nan")]
+        else:
+            self._check_time(f"round {k} policy training")
+            policy = clone_lm(self.base_lm)  # every round fine-tunes from the base weights
+            sft_losses = train_sft(policy, sft_examples(sft, self.fmt), steps=rc.sft_steps,
+                                   batch_size=rc.batch_size, lr=rc.lr, seed=self.seed + k)
         save_tiny_lm(policy, d / "policy")
-        self._check_time(f"round {k} PPM training")
-        ppm = PPMModel.from_policy(policy)
-        ppm_losses = train_ppm(ppm, pairs, steps=rc.ppm_steps, batch_size=rc.ppm_batch_pairs, lr=rc.lr,
-                               loss=rc.ppm_loss, seed=self.seed + k)
+        if not carried:
+            self._check_time(f"round {k} PPM training")
+            ppm = PPMModel.from_policy(policy)
+            ppm_losses = train_ppm(ppm, pairs, steps=rc.ppm_steps, batch_size=rc.ppm_batch_pairs, lr=rc.lr,
+                                   loss=rc.ppm_loss, seed=self.seed + k)
         ppm.save(d / "ppm")
         self.models[k] = (policy, ppm)
         metrics = {"round": k, "coverage": sum(tr.solved() for tr in trees) / len(trees), "n_sft": len(sft),
@@ -201,7 +207,8 @@ class SelfEvolution:
                    "sft_loss_first": sum(sft_losses[:10]) / min(10, len(sft_losses)),
                    "sft_loss_last": sum(sft_losses[-10:]) / min(10, len(sft_losses)),
                    "ppm_loss_last": sum(ppm_losses[-10:]) / min(10, len(ppm_losses)),
-                   "ppm_train_pair_acc": pair_accuracy(ppm, pairs), "search_seconds": t_search,
+                   "ppm_train_pair_acc": pair_accuracy(ppm, pairs) if pairs else float("nan"),
+                   "search_seconds": t_search, "carried_over_previous_models": carried,
                    "config": asdict(rc)}
         _write_json(d / "metrics.json", metrics)
         return metrics
