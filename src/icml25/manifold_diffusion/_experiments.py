@@ -103,8 +103,12 @@ def step_size_study(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, r:
 
 
 def gmm_comparison(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, n_components: int, mu: float,
-                   alpha: float, beta: float, alpha_c: float, eval_every: int, eval_samples: int) -> dict[str, Any]:
-    """Fig. 4 replica: ALL* − ALL (linear, averaged over runs and agents) of the four strategies."""
+                   alpha: float, beta: float, alpha_c: float, eval_every: int, eval_samples: int,
+                   alpha_extra: float | None = None) -> dict[str, Any]:
+    """Fig. 4 replica: ALL* − ALL (linear, averaged over runs and agents) of the four strategies.
+
+    With ``alpha_extra`` a fifth curve, diffusion with that combine step, is added (sensitivity to α).
+    """
     m = gmm_manifold(d, n_components)
     k = a.shape[0]
     gaps: dict[str, np.ndarray] = {}
@@ -119,7 +123,10 @@ def gmm_comparison(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, n_c
         stream = x.reshape(k, n_iter, d)
         sub = x[rng.choice(len(x), size=min(int(eval_samples), len(x)), replace=False)]
         best = float(average_log_likelihood(gmm_params_to_manifold(means, covs, weights), sub))
-        for name, algo in _strategies(m, a, mu, alpha, beta, alpha_c).items():
+        algos = _strategies(m, a, mu, alpha, beta, alpha_c)
+        if alpha_extra is not None:
+            algos[f"diffusion α={alpha_extra:g}"] = DiffusionAdaptation(m, a, mu, alpha_extra)
+        for name, algo in algos.items():
             res = simulate(algo, stream, gmm_loss_grad, init, record_every=eval_every,
                            metrics={"gap": lambda p, b=best, s=sub: b - float(np.mean(average_log_likelihood(p, s)))})
             gaps[name] = gaps.get(name, 0.0) + res.history["gap"] / runs

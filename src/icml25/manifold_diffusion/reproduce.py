@@ -42,6 +42,7 @@ class Config:
     gmm_mu: float = 0.04  # GMM adaptation step (all strategies) and DRSGD β
     gmm_alpha: float = 0.1  # GMM combine step α (= 2 × 0.05)
     gmm_drsgd_alpha: float = 0.05  # GMM DRSGD consensus step
+    gmm_alpha_extra: float = 1.0  # extra diffusion combine step reported beside the official 0.1 (no claim)
     gmm_eval_every: int = 50  # iterations between likelihood evaluations
     gmm_eval_samples: int = 3000  # data points (subsample of all agents' data) used for ALL
     digits_passes: int = 10  # passes over each agent's ~89 digits
@@ -52,7 +53,7 @@ class Config:
     @classmethod
     def quick(cls) -> Config:
         """Sizes for < 60 s on 2 CPU cores."""
-        return cls(pca_iters=600, pca_runs=1, steady_window=100, eff_iters=150, eff_runs=1, step_iters=600,
+        return cls(pca_iters=600, pca_runs=1, steady_window=100, eff_iters=100, eff_runs=1, step_iters=600,
                    step_runs=1, gmm_iters=250, gmm_runs=1, gmm_eval_every=25, gmm_eval_samples=1000,
                    digits_passes=6)
 
@@ -147,14 +148,21 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
 
     # --- GMM (Fig. 4) ----------------------------------------------------------------------------------------
     gmm = ex.gmm_comparison(a, seed, c.gmm_runs, c.gmm_iters, c.gmm_d, c.gmm_components, c.gmm_mu, c.gmm_alpha,
-                            c.gmm_mu, c.gmm_drsgd_alpha, c.gmm_eval_every, c.gmm_eval_samples)
+                            c.gmm_mu, c.gmm_drsgd_alpha, c.gmm_eval_every, c.gmm_eval_samples,
+                            alpha_extra=c.gmm_alpha_extra)
     n_last = max(1, len(gmm["iterations"]) // 5)
     final = {n: float(to_db(np.mean(cv[-n_last:]))) for n, cv in gmm["curves"].items()}
-    report.add_table("gmm_final_gap_db", [{"strategy": n, "final_ALL*-ALL_db": final[n]} for n in ex.ALGOS])
+    alphas = {"diffusion": c.gmm_alpha, f"diffusion α={c.gmm_alpha_extra:g}": c.gmm_alpha_extra}
+    report.add_table("gmm_final_gap_db", [{"strategy": n, "combine_step": alphas.get(n), "final_ALL*-ALL_db": v}
+                                          for n, v in final.items()])
     report.add_claim("F8", "Fig. 4: GMM, diffusion's final ALL*−ALL is below non-cooperative's", None,
                      final["non-cooperative"] - final["diffusion"], ">=", 0.0, scale=Scale.FULL, unit="dB")
     report.add_claim("F9", "Fig. 4: GMM, diffusion within 3 dB of centralized", None,
                      final["diffusion"] - final["centralized"], "<=", 3.0, scale=Scale.FULL, unit="dB")
+    report.notes.append(f"GMM: with the official combine step α={c.gmm_alpha:g} the network mixes slowly "
+                        f"(α(1−λ₂(A)) ≈ {c.gmm_alpha * 0.026:.4f} per step); diffusion with α={c.gmm_alpha_extra:g} "
+                        f"reaches {final[f'diffusion α={c.gmm_alpha_extra:g}']:.2f} dB vs centralized "
+                        f"{final['centralized']:.2f} dB (table gmm_final_gap_db). F9 uses the official α.")
     report.add_claim("Q5", "GMM iterates stay symmetric positive definite", None, gmm["max_spd_error"], "<", 1e-8)
     fig_g = _figure_pca(gmm["curves"], "Synthetic GMM (d=8, G=3)", x=gmm["iterations"])
     fig_g.axes[0].set_ylabel("ALL* − ALL (dB)")
