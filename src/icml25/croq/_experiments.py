@@ -162,9 +162,12 @@ def croq_sweep(reader: Any, train: list[MCQ], cal: list[MCQ], test: list[MCQ], a
             cal_row = croq.evaluate(cal, passes["cal"], seed=seed, n_boot=10)
             out["rows"].append({"score": name, **row})
             out["cal_rows"].append({"score": name, **cal_row})
-            if name == "cpopt" and abs(a - 0.1) < 1e-9:
+            if name == "cpopt":
                 s_opt = scorer.score(answer_features(passes["test"]), np.array([q.n_options for q in test]))
-                out["cpopt_sizes"] = croq.conformal_.predict_sets(s_opt).sum(axis=1)
+                sets = croq.conformal_.predict_sets(s_opt)
+                out.setdefault("cpopt_sets", {})[a] = (s_opt, sets)
+                if abs(a - 0.1) < 1e-9:
+                    out["cpopt_sizes"] = sets.sum(axis=1)
             if name == "logits" and abs(a - 0.1) < 1e-9:
                 out["logit_sizes"] = croq.conformal_.predict_sets(passes["test"].probabilities()).sum(axis=1)
     out["acc_standard"] = float((passes["test"].answers == answer_indices(test)).mean())

@@ -116,8 +116,10 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
                 croq = CROQ(reader, "logits", alpha=a)
                 croq.calibrate(cal, sweep["passes"]["cal"])
                 p = first.probabilities()
-                mech.append({"alpha": a, **ex.croq_mechanics(reader, test, first, p,
-                                                              croq.conformal_.predict_sets(p))})
+                mech.append({"score": "logits", "alpha": a,
+                             **ex.croq_mechanics(reader, test, first, p, croq.conformal_.predict_sets(p))})
+                mech.append({"score": "cpopt", "alpha": a,
+                             **ex.croq_mechanics(reader, test, first, *sweep["cpopt_sets"][a])})
             report.add_table("q3_croq_mechanics", mech)
     for key, text in (("prompts_ok", "revised prompts hold exactly the set's options, original order, letters "
                                      "A, B, ... consecutive"),
