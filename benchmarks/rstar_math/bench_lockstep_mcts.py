@@ -13,6 +13,7 @@ import torch
 
 from icml25.rstar_math import (
     MCTS,
+    AnswerChecker,
     MCTSConfig,
     SafeArithExecutor,
     StepArithGenerator,
@@ -23,7 +24,7 @@ from icml25.rstar_math.sft import train_sft
 from icml25.rstar_math.tiny_policy import make_tiny_lm
 
 
-def main(n_problems: int = 48, rollouts: int = 2, n_candidates: int = 4) -> None:
+def main(n_problems: int = 96, rollouts: int = 2, n_candidates: int = 4) -> None:
     torch.set_num_threads(1)
     fmt = StepFormat()
     train = StepArithGenerator(levels=(1, 2), seed=1).sample(200)
@@ -34,17 +35,18 @@ def main(n_problems: int = 48, rollouts: int = 2, n_candidates: int = 4) -> None
     cfg = MCTSConfig(n_candidates=n_candidates, rollouts=rollouts, max_depth=10, errors_threshold=2,
                      max_tokens=32, seed=0)
     ex = SafeArithExecutor(allow_float=False)
+    checker = AnswerChecker(use_math_verify=False)  # integer answers: the numeric route decides (and is fast)
 
     pol = TinyStepPolicy(lm)
     t = time.perf_counter()
-    trees = MCTS(pol, ex, config=cfg, fmt=fmt).search(problems)
+    trees = MCTS(pol, ex, checker, config=cfg, fmt=fmt).search(problems)
     dt_batch = time.perf_counter() - t
     tok_batch = pol.generated_tokens
 
     pol1 = TinyStepPolicy(lm)
     t = time.perf_counter()
     for p in problems:
-        MCTS(pol1, ex, config=cfg, fmt=fmt).search([p])
+        MCTS(pol1, ex, checker, config=cfg, fmt=fmt).search([p])
     dt_one = time.perf_counter() - t
     tok_one = pol1.generated_tokens
 
