@@ -67,23 +67,47 @@ def consensus_only(a: np.ndarray, seed: int, steps: int, d: int, r: int, angle: 
     return {"disagreement": np.asarray(values), "max_orthonormality_error": float(np.max(g._point_error(points)))}
 
 
+class _CountingGrassmann(Grassmann):
+    """Grassmann that counts the matrices passed through log, exp and retr (a deterministic cost measure)."""
+
+    evaluations = 0
+
+    def _count(self, x: np.ndarray) -> None:
+        self.evaluations += int(np.prod(np.shape(x)[:-2], dtype=int))
+
+    def log(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        self._count(x)
+        return super().log(x, y)
+
+    def exp(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        self._count(x)
+        return super().exp(x, v)
+
+    def retr(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        self._count(x)
+        return super().retr(x, v)
+
+
 def efficiency(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, r: int, mu: float, alpha: float,
                frechet_iters: int) -> dict[str, Any]:
     """Fig. 6 replica: one-step combine vs exact Fréchet mean (MSD curves and seconds per iteration)."""
     g = Grassmann(d, r)
     out = {"one_step": np.zeros(n_iter), "exact_frechet": np.zeros(n_iter)}
     secs = {"one_step": 0.0, "exact_frechet": 0.0}
+    maps = {"one_step": 0.0, "exact_frechet": 0.0}
     for run in progress(range(runs), "efficiency runs"):
         rng = _rng(seed, 3, run)
         stream, target = synthetic_pca_stream(a.shape[0], n_iter, d, r, rng=rng)
         init = g.random_point(rng)
         for combine in out:
-            algo = DiffusionAdaptation(g, a, mu, alpha if combine == "one_step" else 1.0, combine=combine,
+            counted = _CountingGrassmann(d, r)
+            algo = DiffusionAdaptation(counted, a, mu, alpha if combine == "one_step" else 1.0, combine=combine,
                                        frechet_iters=frechet_iters)
             res = simulate(algo, stream, pca_loss_grad, init, metrics={"msd": lambda p, t=target: msd(g, p, t)})
             out[combine] += res.history["msd"] / runs
             secs[combine] += res.seconds_per_iter / runs
-    return {"curves": out, "seconds_per_iter": secs}
+            maps[combine] += counted.evaluations / n_iter / runs
+    return {"curves": out, "seconds_per_iter": secs, "maps_per_iter": maps}
 
 
 def step_size_study(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, r: int, step_sizes: tuple,

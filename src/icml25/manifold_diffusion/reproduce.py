@@ -128,13 +128,17 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
     w_eff = min(w, c.eff_iters // 3)
     one, exact = (ex.steady_db(eff["curves"][k], w_eff) for k in ("one_step", "exact_frechet"))
     speed = eff["seconds_per_iter"]["exact_frechet"] / eff["seconds_per_iter"]["one_step"]
+    cost = eff["maps_per_iter"]["exact_frechet"] / eff["maps_per_iter"]["one_step"]
     report.add_table("efficiency", [
         {"combine": k, "final_msd_db": ex.steady_db(eff["curves"][k], w_eff),
-         "ms_per_iteration_all_agents": 1e3 * eff["seconds_per_iter"][k]} for k in ("one_step", "exact_frechet")])
+         "ms_per_iteration_all_agents": 1e3 * eff["seconds_per_iter"][k],
+         "log_exp_retr_per_iteration": eff["maps_per_iter"][k]} for k in ("one_step", "exact_frechet")])
     report.add_claim("F5", "Fig. 6: one-step combine reaches the MSD of the exact Fréchet-mean combine "
                      "(|difference| <= 1.5 dB)", None, abs(one - exact), "<=", 1.5, scale=Scale.FULL, unit="dB")
-    report.add_claim("F6", "Fig. 6: one-step combine is much cheaper (>= 3x faster per iteration)", None, speed,
-                     ">=", 3.0, scale=Scale.FULL, unit="x", note="wall time on a shared 2-core machine")
+    report.add_claim("F6", "Fig. 6: one-step combine is much cheaper per iteration (>= 3x)", None, cost,
+                     ">=", 3.0, scale=Scale.FULL, unit="x",
+                     note=f"ratio of log/exp/retraction evaluations (deterministic); wall-time ratio in this run "
+                          f"{speed:.1f}x on a shared 2-core machine")
 
     # --- step size (Fig. 8) ----------------------------------------------------------------------------------
     steps = ex.step_size_study(a, seed, c.step_runs, c.step_iters, c.d, c.r, c.step_sizes, c.alpha)
