@@ -38,17 +38,42 @@ def test_seeds() -> list[int]:
 test_seeds.__test__ = False  # type: ignore[attr-defined]
 
 
+def _shared_dir() -> Path:
+    """A folder shared by all pytest-xdist workers of one test run (the run's uid names it)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
+    path = Path(tempfile.gettempdir()) / f"icml25-quick-{run}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def quick_report(slug: str, seed: int = 0) -> Report:
-    """Run (once per process) and return the quick reproduction of ``slug`` at ``seed``.
+    """Run and return the quick reproduction of ``slug`` at ``seed``, once per test run.
 
-    The report is written to a temporary folder (its path is in ``report.config['_out']``).
+    The report is written to a folder shared by the pytest-xdist workers of the run; a worker that asks for a
+    report another worker is computing waits for it (file lock) and reads it back from ``report.json``
+    (``report.config['_out']`` is the folder).
     """
-    key = (slug, seed)
-    if key not in _CACHE:
-        from .runner import run_reproduction
+    import fcntl
 
-        out = Path(tempfile.mkdtemp(prefix=f"icml25-{slug}-"))
-        rep = run_reproduction(slug, scale=Scale.QUICK, seed=seed, out=out)
-        rep.config["_out"] = str(out / slug)
-        _CACHE[key] = rep
-    return _CACHE[key]
+    from .report import read_report
+
+    key = (slug, seed)
+    if key in _CACHE:
+        return _CACHE[key]
+    root = _shared_dir()
+    out = root / f"{slug}-seed{seed}"
+    with open(root / f"{slug}-seed{seed}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            done = out / slug / "report.json"
+            if done.exists():
+                rep = read_report(done)
+            else:
+                from .runner import run_reproduction
+
+                rep = run_reproduction(slug, scale=Scale.QUICK, seed=seed, out=out)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    rep.config["_out"] = str(out / slug)
+    _CACHE[key] = rep
+    return rep
