@@ -17,7 +17,7 @@ def test_three_round_path_runs_at_toy_size(tmp_path: Path):
                  test_levels=(1, 5), eval_ns=(2, 4))
     rep = reproduce(Scale.QUICK, 0, tmp_path, cfg)
     ids = [c.id for c in rep.claims]
-    assert ids == ["A1", "A2", "A3", "A4", "A5", "B1", "B2", "B3", "B4", "C1", "C2", "C3", "C4", "C5"]
+    assert ids == ["A1", "A2", "A3", "A4", "A5", "B1", "B2", "B3", "B4", "C1", "C2", "C3", "C4", "C5", "C6"]
     assert all(not (isinstance(c.measured, float) and math.isnan(c.measured)) for c in rep.claims)
     for k in (1, 2, 3):
         assert (tmp_path / "self_evolution" / f"round_{k}" / "metrics.json").is_file()

@@ -9,9 +9,12 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
+from .bootstrap_solver import NoisyRuleSolver
 from .evaluation import evaluate, sample_chains
 from .executors import SafeArithExecutor
-from .mcts import MCTSConfig
+from .extraction import extract_pairs
+from .mcts import MCTS, MCTSConfig
+from .process_preference_model import pair_accuracy
 from .self_evolution import RoundConfig, SelfEvolution
 from .step_format import StepFormat
 from .steparith import StepArithGenerator
@@ -57,8 +60,6 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path) -> 
     if workdir.exists():  # the reproduction always starts fresh (resuming is a library feature)
         shutil.rmtree(workdir)
     write_round1(workdir, eng, neu, rounds[0])
-    from .bootstrap_solver import NoisyRuleSolver
-
     evo = SelfEvolution(eng["pool"], NoisyRuleSolver(eng["pool"], seed=seed + 3), rounds, workdir, neu["base"], ex,
                         fmt=fmt, seed=seed, max_tokens=32)
     metrics = evo.run()
@@ -71,8 +72,14 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path) -> 
                    mcts_config=MCTSConfig(n_candidates=cfg.later_candidates, max_depth=cfg.max_depth,
                                           errors_threshold=1), max_depth=cfg.max_depth, fmt=fmt)
     gk = sample_chains(TinyStepPolicy(policy_rk), ex, test, 1, 0.0, cfg.max_depth, 1, 32, seed)
+    # held-out pairs (spec §6 item 3): bootstrap-solver trees on unseen problems, scored with the last PPM
+    held = StepArithGenerator(levels=cfg.levels, seed=seed + 4000).sample(max(8, cfg.n_problems // 2))
+    held_trees = MCTS(NoisyRuleSolver(held, seed=seed + 5), ex, config=rounds[0].mcts, fmt=fmt).search(held)
+    held_pairs = [p for p in extract_pairs(held_trees, fmt=fmt) if p.kind == "step"]
+    held_acc = pair_accuracy(ppm_rk, held_pairs) if held_pairs else 0.0
     acc = lambda ch, idx=None: 100.0 * (sum(ch[i][0].correct for i in (idx if idx is not None else range(len(ch))))  # noqa: E731
                                          / max(1, len(idx if idx is not None else ch)))
     return {"metrics": metrics, "eval": res, "greedy_r1": acc(g1), "greedy_rk": acc(gk),
             "greedy_r1_hard": acc(g1, hard) if hard else 0.0, "greedy_rk_hard": acc(gk, hard) if hard else 0.0,
-            "coverage": [m["coverage"] * 100 for m in metrics], "n_test": len(test)}
+            "coverage": [m["coverage"] * 100 for m in metrics], "n_test": len(test),
+            "heldout_pair_acc": held_acc, "n_heldout_pairs": len(held_pairs)}

@@ -122,6 +122,9 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
     report.add_claim("C5", f"BoN@{n8} with the PPM beats majority voting maj@{n8}", None,
                      100 * (ev[f"bon@{n8}"]["acc"] - ev[f"maj@{n8}"]["acc"]), ">=", 3.0, scale=Scale.FULL,
                      unit="points")
+    report.add_claim("C6", "the PPM ranks held-out step pairs (from unseen problems' trees) correctly", None,
+                     evo["heldout_pair_acc"], ">=", 0.80, scale=Scale.FULL,
+                     note=f"{evo['n_heldout_pairs']} held-out step pairs")
     report.add_table("evaluation", [{"method": k, "accuracy_%": round(100 * v["acc"], 1),
                                      "generated_steps": round(v["steps"], 1)} for k, v in ev.items()])
     report.add_table("rounds", [{k: v for k, v in m.items() if k != "config"} for m in evo["metrics"]])
