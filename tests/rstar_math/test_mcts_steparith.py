@@ -31,7 +31,9 @@ def test_canonical_solutions_execute_and_are_consistent():
 
 
 def test_search_invariants_and_one_policy_call_per_level():
-    pool = _pool()
+    from icml25.rstar_math.evaluation import sample_chains
+
+    pool = _pool(24)
     solver = NoisyRuleSolver(pool, seed=1)
     m = MCTS(solver, EX, config=MCTSConfig(n_candidates=4, rollouts=4, max_depth=10, errors_threshold=2))
     trees = m.search(pool)
@@ -42,7 +44,10 @@ def test_search_invariants_and_one_policy_call_per_level():
     assert solver.generated_steps > m.policy_calls * 4  # several trees per call
     fails = [n for t in trees for n in t.nodes() if n.reason in FAILURE_REASONS]
     assert all(n.N == 1 and n.W == -1 for n in fails)
-    assert sum(t.solved() for t in trees) >= 7  # single-sample accuracy on L1-L4 is ~30% (4 of 12)
+    chains = sample_chains(NoisyRuleSolver(pool, seed=2), EX, pool, 4, 1.0, 10, 2)
+    single = sum(c.correct for row in chains for c in row) / (4 * len(pool))
+    coverage = sum(t.solved() for t in trees) / len(pool)
+    assert coverage >= single + 0.10  # search finds more than one sample does
 
 
 def test_bad_input_is_rejected_clearly():

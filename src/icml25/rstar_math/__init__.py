@@ -25,6 +25,7 @@ from .mcts import MCTS, MCTSConfig
 from .policies import ConstantScorer, StepPolicy, StepScorer
 from .real_llm import HiddenStateValueHead, LMStepPolicy, run_eval
 from .sandbox import DEFAULT_ALLOWED_IMPORTS, SubprocessExecutor
+from .sharded_search import sharded_search
 from .step_format import STOP_STRINGS, TAGS, Step, StepFormat, extract_boxed, parse_step
 from .steparith import Problem, StepArithGenerator, step_is_consistent
 from .tree import Node, Tree, check_invariants, select_child, uct_score, update, update_recursive
@@ -44,7 +45,7 @@ __all__ = [
     "CodeExecutor", "ExecResult", "SafeArithExecutor", "accumulated_code", "PairRecord", "SFTRecord",
     "edit_distance", "extract_pairs", "extract_sft", "filter_pairs", "final_answer_pairs", "to_trl", "MCTS",
     "MCTSConfig", "ConstantScorer", "SubprocessExecutor", "DEFAULT_ALLOWED_IMPORTS", "HiddenStateValueHead", "LMStepPolicy",
-    "run_eval", "load_benchmark",
+    "run_eval", "sharded_search", "load_benchmark",
     "load_gsm8k_annotated", "gsm8k_code_steps", "StepPolicy", "StepScorer", "STOP_STRINGS", "TAGS", "Step", "StepFormat",
     "extract_boxed", "parse_step", "Problem", "StepArithGenerator", "step_is_consistent", "Node", "Tree",
     "check_invariants", "select_child", "uct_score", "update", "update_recursive", "WordTokenizer",

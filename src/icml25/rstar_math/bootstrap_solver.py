@@ -60,7 +60,9 @@ class NoisyRuleSolver:
                  fmt: StepFormat | None = None, seed: int = 0) -> None:
         self.fmt = fmt or StepFormat()
         self.rates = rates or ErrorRates()
+        self.seed = seed
         self.rng = random.Random(seed)
+        self._calls_per_question: dict[str, int] = {}
         self.by_question = {p.question: p for p in problems}
         self.calls = 0
         self.generated_steps = 0
@@ -79,6 +81,10 @@ class NoisyRuleSolver:
         out = []
         for prompt in prompts:
             prob, partial = self._locate(prompt)
+            # a per-problem stream: results do not depend on which other problems share the batch (sharding)
+            k = self._calls_per_question.get(prob.question, 0)
+            self._calls_per_question[prob.question] = k + 1
+            self.rng = random.Random(f"{self.seed}|{k}|{prob.question}")
             cands = []
             for _ in range(n):
                 cands.append(self._next_step(prob, partial, greedy=temperature == 0))
