@@ -45,7 +45,7 @@ class Config:
 
 
 @reproduction(slug="sdp_crown", title="SDP-CROWN: Efficient Bound Propagation for Neural Network Verification with "
-              "Tightness of Semidefinite Programming", arxiv="2506.06665", extras=("torch", "opt"), config=Config)
+              "Tightness of Semidefinite Programming", arxiv="2506.06665", extras=("torch", "opt", "stats"), config=Config)
 def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
     """Run the spec's §6 checks at ``scale`` and return the claim report."""
     import torch
