@@ -138,6 +138,8 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
                                 {"part": "later rounds + evaluation", "seconds": round(t3 - t2, 2)}])
     report.add_figure("coverage_vs_single_sample", _coverage_figure(eng["level_rows"]))
     report.add_figure("training_losses", _loss_figure(neu))
+    report.add_figure("accuracy_vs_n", _accuracy_figure(ev, config.eval_ns))
+    report.add_figure("coverage_per_round", _rounds_figure(evo["coverage"]))
     return report
 
 
@@ -151,6 +153,31 @@ def _coverage_figure(rows: list[dict]):
     ax.bar([x + 0.2 for x in lv], [r["mcts_coverage_%"] for r in rows], width=0.4, label="MCTS coverage")
     ax.set_xlabel("level (number of operations)")
     ax.set_ylabel("problems solved (%)")
+    ax.legend()
+    return fig
+
+
+def _accuracy_figure(ev: dict, ns):
+    from icml25.core.plotting import new_figure
+
+    fig, ax = new_figure()
+    for method in ("maj", "bon", "mcts"):
+        ax.plot(list(ns), [100 * ev[f"{method}@{n}"]["acc"] for n in ns], marker="o", label=method)
+    ax.axhline(100 * ev["greedy"]["acc"], color="gray", linestyle="--", label="greedy")
+    ax.set_xlabel("trajectories per problem (N)")
+    ax.set_ylabel("test accuracy (%)")
+    ax.legend()
+    return fig
+
+
+def _rounds_figure(coverage: list[float]):
+    from icml25.core.plotting import new_figure, reference_line
+
+    fig, ax = new_figure()
+    ax.plot(range(1, len(coverage) + 1), coverage, marker="o", label="ours (StepArith pool)")
+    reference_line(ax, 60.17, label="paper round 1 (747k pool)")
+    ax.set_xlabel("self-evolution round")
+    ax.set_ylabel("MCTS coverage of the training pool (%)")
     ax.legend()
     return fig
 
