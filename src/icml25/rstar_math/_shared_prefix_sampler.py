@@ -62,23 +62,28 @@ def sample_with_shared_prefix(lm, prompts: list[str], n: int, temperature: float
     stop_t = torch.tensor(sorted(set(stop_ids) | {tok.eot_id}), dtype=torch.long)
     out_ids: list[list[int]] = [[] for _ in range(R)]
     out_stop: list[int | None] = [None] * R
-    live = torch.arange(R)  # original row index of each live batch row
+    live = torch.arange(R)  # original row index of each batch row still in the cache
+    finished = torch.zeros(R, dtype=torch.bool)
     for t in range(max_tokens):
         if temperature == 0:
             nxt = logits.argmax(-1)
         else:
-            probs = torch.softmax(logits.float() / temperature, dim=-1)
-            nxt = torch.multinomial(probs, 1, generator=gen).squeeze(1)
-        is_stop = torch.isin(nxt, stop_t)
-        for r, tkn, s in zip(live.tolist(), nxt.tolist(), is_stop.tolist()):
+            # Gumbel-max: argmax(logits / T + Gumbel noise) is an exact softmax sample, cheaper than multinomial
+            u = torch.rand(logits.shape, generator=gen).clamp_(min=1e-20)
+            nxt = (logits.float() / temperature - torch.log(-torch.log(u))).argmax(-1)
+        is_stop = torch.isin(nxt, stop_t) & ~finished[live]
+        for r, tkn, s, f in zip(live.tolist(), nxt.tolist(), is_stop.tolist(), finished[live].tolist()):
+            if f:
+                continue
             if s:
                 out_stop[r] = tkn if tkn != tok.eot_id else None
             else:
                 out_ids[r].append(tkn)
-        keep = (~is_stop).nonzero().flatten()
-        if keep.numel() == 0 or t + 1 == max_tokens:
+        finished[live[is_stop]] = True
+        if bool(finished[live].all()) or t + 1 == max_tokens:
             break
-        if keep.numel() < live.numel():
+        keep = (~finished[live]).nonzero().flatten()
+        if keep.numel() < 0.75 * live.numel():  # compact only when enough rows finished (index_select cost)
             cache.reorder(keep)
             live, nxt, valid, positions = live[keep], nxt[keep], valid[keep], positions[keep]
         pos = Tp + t
