@@ -58,3 +58,16 @@ def test_errors():
         ByteTokenizer().decode([300])
     with pytest.raises(FileNotFoundError, match="tokenizer file not found"):
         load_tokenizer("/nonexistent/tok.json")
+
+
+def test_warmup_cosine_schedule() -> None:
+    import math
+
+    from icml25.llm.schedule import warmup_cosine_lr
+
+    assert warmup_cosine_lr(0, 100, 1.0, 10) == 0.1
+    assert warmup_cosine_lr(9, 100, 1.0, 10) == 1.0
+    assert warmup_cosine_lr(10, 100, 1.0, 10) == 1.0
+    assert math.isclose(warmup_cosine_lr(100, 100, 1.0, 10), 0.1)
+    vals = [warmup_cosine_lr(s, 100, 1.0, 10) for s in range(10, 101)]
+    assert all(a >= b for a, b in zip(vals, vals[1:]))

@@ -8,7 +8,6 @@ training text ends with it, so generation stops when the model writes ``<|eot|>`
 from __future__ import annotations
 
 import json
-import math
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ import torch.nn.functional as F
 
 from .base import Generation, validate_prompts
 from .sampling import check_sampling_args, decode_loop, make_generator, to_generations
+from .schedule import warmup_cosine_lr
 from .tiny_module import KVCache, TinyGPTConfig, TinyGPTModule
 from .tokenizers import ByteTokenizer, CharTokenizer, load_tokenizer
 
@@ -151,10 +151,7 @@ class TinyGPT:
             opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95))
 
         def lr_at(step: int) -> float:
-            if step < warmup:
-                return lr * (step + 1) / warmup
-            frac = (step - warmup) / max(1, steps - warmup)
-            return lr * (min_lr_ratio + (1 - min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0))))
+            return warmup_cosine_lr(step, steps, lr, warmup, min_lr_ratio)
 
         from icml25.core.progress import progress as _progress
 

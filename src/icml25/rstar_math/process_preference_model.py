@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +15,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from icml25.llm.schedule import warmup_cosine_lr
 
 from ._trunk import trunk_hidden
 
@@ -188,9 +189,7 @@ def train_ppm(ppm: PPMModel, pairs: Sequence, steps: int = 150, batch_size: int 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(rng.integers(0, 2**31)))
         for step in range(steps):
-            frac = (step - warmup) / max(1, steps - warmup)
-            cur = lr * (step + 1) / warmup if step < warmup else \
-                lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0))))
+            cur = warmup_cosine_lr(step, steps, lr, warmup)
             for g in opt.param_groups:
                 g["lr"] = cur
             pick = sampler.draw()

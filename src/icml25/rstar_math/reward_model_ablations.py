@@ -10,12 +10,13 @@ Both reuse :class:`PPMModel` (same trunk + scalar head) and differ only in data 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+from icml25.llm.schedule import warmup_cosine_lr
 
 from .process_preference_model import PPMModel
 from .step_format import StepFormat
@@ -74,9 +75,7 @@ def train_value_head(model: PPMModel, data: Sequence[tuple[str, str, float]], ki
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(rng.integers(0, 2**31)))
         for step in range(steps):
-            frac = (step - warmup) / max(1, steps - warmup)
-            cur = lr * (step + 1) / warmup if step < warmup else \
-                lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0))))
+            cur = warmup_cosine_lr(step, steps, lr, warmup)
             for g in opt.param_groups:
                 g["lr"] = cur
             pick = sampler.draw()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+from icml25.llm.schedule import warmup_cosine_lr
 
 from ._trunk import masked_logits
 from .step_format import END_OUTPUT, OUTPUT, StepFormat
@@ -129,9 +130,7 @@ def masked_lm_train(module, x_all, y_all, lengths, steps, batch_size, lr, warmup
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(rng.integers(0, 2**31)))
             for step in it:
-                frac = (step - warmup) / max(1, steps - warmup)
-                cur = lr * (step + 1) / warmup if step < warmup else \
-                    lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0))))
+                cur = warmup_cosine_lr(step, steps, lr, warmup)
                 for g in opt.param_groups:
                     g["lr"] = cur
                 pick = sampler.draw()
