@@ -43,10 +43,23 @@ class _CountingLearner:
         self.n_sa_[k, s, a] += 1
         self.n_sas_[k, s, a, s2] += 1
 
-    def _dual_params(self, K: int) -> tuple[float, float]:
+    def _start(self, env: TabularCMDP, K: int) -> tuple[np.random.Generator, float, float]:
+        """Reset counts and logs for a run of ``K`` episodes; returns ``(rng, rho, eta)``."""
+        self._init_counts(env, K)
+        rng = check_random_state(self.seed)
+        env.reset(seed=int(rng.integers(2**31)))
+        self.lambdas_, self.duals_, self.policies_ = [], [], []
+        self.history_: dict[str, list[float]] = {"lambda": [], "dual": [], "C_hat": [], "G": [], "reward": []}
         rho = self.rho if self.rho is not None else 2.0 * K**0.25
         eta = self.eta if self.eta is not None else 10.0 / math.sqrt(K)
-        return rho, eta
+        return rng, rho, eta
+
+    def _log(self, policy: np.ndarray, lam: float, y: float, C_hat: float, G: float, R: float) -> None:
+        self.lambdas_.append(lam)
+        self.duals_.append(y)
+        self.policies_.append(policy)
+        for key, v in (("lambda", lam), ("dual", y), ("C_hat", C_hat), ("G", G), ("reward", R)):
+            self.history_[key].append(v)
 
 
 class EntropicRiskCMDPLearner(_CountingLearner):
@@ -102,13 +115,8 @@ class EntropicRiskCMDPLearner(_CountingLearner):
         grid = BudgetGrid(env.H, self.eps)
         steps = grid.utility_steps(env.g)
         self.grid_ = grid
-        self._init_counts(env, K)
-        rng = check_random_state(self.seed)
-        env.reset(seed=int(rng.integers(2**31)))
-        rho, eta = self._dual_params(K)
+        rng, rho, eta = self._start(env, K)
         y = 0.0
-        self.lambdas_, self.duals_, self.policies_ = [], [], []
-        self.history_: dict[str, list[float]] = {"lambda": [], "dual": [], "C_hat": [], "G": [], "reward": []}
         lam_idx = grid.lambda_indices
         for k in progress(range(K), "risk-sensitive episodes"):
             P, beta = self._estimates()
@@ -131,11 +139,7 @@ class EntropicRiskCMDPLearner(_CountingLearner):
                 G += info["utility"]
                 R += rew
                 s = s2
-            self.lambdas_.append(lam)
-            self.duals_.append(y)
-            self.policies_.append(policy)
-            for key, v in (("lambda", lam), ("dual", y), ("C_hat", C_hat), ("G", G), ("reward", R)):
-                self.history_[key].append(v)
+            self._log(policy, lam, y, C_hat, G, R)
             y = min(rho, max(0.0, y + eta * (self.threshold - C_hat)))  # truncated dual update
         return self
 
@@ -161,13 +165,8 @@ class RiskNeutralPrimalDualLearner(_CountingLearner):
 
     def run(self, env: TabularCMDP, K: int, callback: Any = None) -> RiskNeutralPrimalDualLearner:
         """Play ``K`` episodes on ``env``."""
-        self._init_counts(env, K)
-        rng = check_random_state(self.seed)
-        env.reset(seed=int(rng.integers(2**31)))
-        rho, eta = self._dual_params(K)
+        rng, rho, eta = self._start(env, K)
         y = 0.0
-        self.lambdas_, self.duals_, self.policies_ = [], [], []
-        self.history_: dict[str, list[float]] = {"lambda": [], "dual": [], "C_hat": [], "G": [], "reward": []}
         for k in progress(range(K), "risk-neutral episodes"):
             P, beta = self._estimates()
             policy, V_r, V_g = plan_markov(P, env.r, env.g, beta, y, rng)
@@ -183,11 +182,7 @@ class RiskNeutralPrimalDualLearner(_CountingLearner):
                 G += info["utility"]
                 R += rew
                 s = s2
-            self.lambdas_.append(0.0)
-            self.duals_.append(y)
-            self.policies_.append(policy)
-            for key, v in (("lambda", 0.0), ("dual", y), ("C_hat", C_hat), ("G", G), ("reward", R)):
-                self.history_[key].append(v)
+            self._log(policy, 0.0, y, C_hat, G, R)
             y = min(rho, max(0.0, y + eta * (self.threshold - C_hat)))
         return self
 
