@@ -16,8 +16,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from icml25.llm.schedule import warmup_cosine_lr
-
 from ._trunk import trunk_hidden
 
 __all__ = ["PPMModel", "ppm_pair_loss", "train_ppm", "pair_accuracy", "pair_factors"]
@@ -179,33 +177,19 @@ def train_ppm(ppm: PPMModel, pairs: Sequence, steps: int = 150, batch_size: int 
         raise ValueError(f"steps and batch_size must be >= 1, got {steps}, {batch_size}")
     prompts, pos, neg, pc, nc = _pair_fields(pairs)
     rng = np.random.default_rng(seed)
-    from .sft import LengthBuckets
+    from .sft import LengthBuckets, adamw_train
 
     sampler = LengthBuckets([len(p) + max(len(a), len(b)) for p, a, b in zip(prompts, pos, neg)],
                             min(batch_size, len(pairs)), rng)
-    opt = torch.optim.AdamW(ppm.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.95))
-    losses = []
-    ppm.train()
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(rng.integers(0, 2**31)))
-        for step in range(steps):
-            cur = warmup_cosine_lr(step, steps, lr, warmup)
-            for g in opt.param_groups:
-                g["lr"] = cur
-            pick = sampler.draw()
-            pr = [prompts[i] for i in pick]
-            x, lens = ppm.encode(pr + pr, [pos[i] for i in pick] + [neg[i] for i in pick])
-            h = ppm(x, lens)
-            k = len(pick)
-            out = ppm_pair_loss(h[:k], h[k:], [pc[i] for i in pick], [nc[i] for i in pick], weighting=loss)
-            opt.zero_grad(set_to_none=True)
-            out.backward()
-            if grad_clip:
-                torch.nn.utils.clip_grad_norm_(ppm.parameters(), grad_clip)
-            opt.step()
-            losses.append(float(out.detach()))
-    ppm.eval()
-    return losses
+
+    def batch_loss(pick: np.ndarray) -> torch.Tensor:
+        pr = [prompts[i] for i in pick]
+        x, lens = ppm.encode(pr + pr, [pos[i] for i in pick] + [neg[i] for i in pick])
+        h = ppm(x, lens)
+        k = len(pick)
+        return ppm_pair_loss(h[:k], h[k:], [pc[i] for i in pick], [nc[i] for i in pick], weighting=loss)
+
+    return adamw_train(ppm, batch_loss, sampler, steps, lr, warmup, grad_clip, rng, weight_decay=weight_decay)
 
 
 def pair_accuracy(ppm: PPMModel, pairs: Sequence) -> float:

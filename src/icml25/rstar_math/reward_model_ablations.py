@@ -16,8 +16,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from icml25.llm.schedule import warmup_cosine_lr
-
 from .process_preference_model import PPMModel
 from .step_format import StepFormat
 from .tree import Tree
@@ -65,28 +63,15 @@ def train_value_head(model: PPMModel, data: Sequence[tuple[str, str, float]], ki
         raise ValueError("data must be non-empty")
     if steps < 1 or batch_size < 1:
         raise ValueError(f"steps and batch_size must be >= 1, got {steps}, {batch_size}")
-    from .sft import LengthBuckets
+    from .sft import LengthBuckets, adamw_train
 
     rng = np.random.default_rng(seed)
     sampler = LengthBuckets([len(a) + len(b) for a, b, _ in data], min(batch_size, len(data)), rng)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.95))
-    losses = []
-    model.train()
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(rng.integers(0, 2**31)))
-        for step in range(steps):
-            cur = warmup_cosine_lr(step, steps, lr, warmup)
-            for g in opt.param_groups:
-                g["lr"] = cur
-            pick = sampler.draw()
-            x, lens = model.encode([data[i][0] for i in pick], [data[i][1] for i in pick])
-            y = torch.tensor([data[i][2] for i in pick], dtype=torch.float32)
-            h = model(x, lens)
-            loss = F.mse_loss(torch.tanh(h), y) if kind == "pqm" else F.binary_cross_entropy_with_logits(h, y)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            losses.append(float(loss.detach()))
-    model.eval()
-    return losses
+
+    def batch_loss(pick: np.ndarray) -> torch.Tensor:
+        x, lens = model.encode([data[i][0] for i in pick], [data[i][1] for i in pick])
+        y = torch.tensor([data[i][2] for i in pick], dtype=torch.float32)
+        h = model(x, lens)
+        return F.mse_loss(torch.tanh(h), y) if kind == "pqm" else F.binary_cross_entropy_with_logits(h, y)
+
+    return adamw_train(model, batch_loss, sampler, steps, lr, warmup, 1.0, rng, weight_decay=weight_decay)

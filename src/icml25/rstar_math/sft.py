@@ -112,15 +112,17 @@ class LengthBuckets:
         return order[start:start + self.bs]
 
 
-def masked_lm_train(module, x_all, y_all, lengths, steps, batch_size, lr, warmup, weight_decay, grad_clip, seed,
-                    progress=False, desc="train") -> list[float]:
-    """Plain AdamW loop for next-token training on prepared arrays (shared by pretraining and SFT)."""
-    rng = np.random.default_rng(seed)
-    sampler = LengthBuckets(lengths, batch_size, rng)
-    decay = [p for p in module.parameters() if p.dim() >= 2]
-    no_decay = [p for p in module.parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.95))
+def adamw_train(module, batch_loss, sampler: LengthBuckets, steps: int, lr: float, warmup: int,
+                grad_clip: float | None, rng: np.random.Generator, params=None, weight_decay: float = 0.0,
+                progress: bool = False, desc: str = "train") -> list[float]:
+    """The AdamW loop every rStar model trains with (policy SFT, PPM, PQM/ORM heads).
+
+    Each step draws a batch from ``sampler``, evaluates ``batch_loss(indices) -> scalar tensor``, clips gradients
+    at ``grad_clip`` and steps with the warm-up + cosine schedule of :func:`icml25.llm.schedule.warmup_cosine_lr`.
+    Torch's global RNG is forked and seeded from ``rng`` so dropout is reproducible. Returns the per-step losses.
+    """
+    opt = torch.optim.AdamW(module.parameters() if params is None else params, lr=lr, weight_decay=weight_decay,
+                            betas=(0.9, 0.95))
     from icml25.core.progress import progress as _progress
 
     it = _progress(range(steps), desc, total=steps) if progress else range(steps)
@@ -133,11 +135,7 @@ def masked_lm_train(module, x_all, y_all, lengths, steps, batch_size, lr, warmup
                 cur = warmup_cosine_lr(step, steps, lr, warmup)
                 for g in opt.param_groups:
                     g["lr"] = cur
-                pick = sampler.draw()
-                T = int(lengths[pick].max())
-                x, y = torch.from_numpy(x_all[pick, :T]), torch.from_numpy(y_all[pick, :T])
-                logits, targets = masked_logits(module, x, y)
-                loss = F.cross_entropy(logits, targets)
+                loss = batch_loss(sampler.draw())
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 if grad_clip:
@@ -147,3 +145,22 @@ def masked_lm_train(module, x_all, y_all, lengths, steps, batch_size, lr, warmup
     finally:
         module.eval()
     return losses
+
+
+def masked_lm_train(module, x_all, y_all, lengths, steps, batch_size, lr, warmup, weight_decay, grad_clip, seed,
+                    progress=False, desc="train") -> list[float]:
+    """Next-token training on prepared arrays (shared by pretraining and SFT); decay on matrices only."""
+    rng = np.random.default_rng(seed)
+    sampler = LengthBuckets(lengths, batch_size, rng)
+    decay = [p for p in module.parameters() if p.dim() >= 2]
+    no_decay = [p for p in module.parameters() if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+    def batch_loss(pick: np.ndarray) -> torch.Tensor:
+        T = int(lengths[pick].max())
+        x, y = torch.from_numpy(x_all[pick, :T]), torch.from_numpy(y_all[pick, :T])
+        logits, targets = masked_logits(module, x, y)
+        return F.cross_entropy(logits, targets)
+
+    return adamw_train(module, batch_loss, sampler, steps, lr, warmup, grad_clip, rng, params=groups,
+                       progress=progress, desc=desc)
