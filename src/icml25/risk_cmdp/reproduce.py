@@ -161,8 +161,10 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
     rep.add_claim("Q2e", "Env R: risk-neutral Violation(K)/K ≥ 0.15 (linear violation)", 0.180,
                   mean([x["violation"][-1] / K for x in rn_c]), ">=", 0.15)
     k1, k2 = max(1, K // 16), K
-    rs_slope = mean([slope(x["violation"], k1, k2) for x in rs_c])
-    rn_slope = mean([slope(x["violation"], k1, k2) for x in rn_c])
+    # slope of the seed-mean curve (spec §6: "5-seed means"); per-seed slopes blow up when a seed's signed
+    # cumulative violation returns to 0
+    rs_slope = slope(np.mean([x["violation"] for x in rs_c], axis=0), k1, k2)
+    rn_slope = slope(np.mean([x["violation"] for x in rn_c], axis=0), k1, k2)
     rep.add_claim("F1a", f"Env R: log-log slope of risk-sensitive Violation(k), k={k1}..{k2}, ≤ 0.6 (sublinear)", None,
                   rs_slope, "<=", 0.6, scale=Scale.FULL)
     rep.add_claim("F1b", f"Env R: risk-neutral Violation(k) slope, k={k1}..{k2}, ≥ 0.95 (linear)", 1.0, rn_slope, ">=",
