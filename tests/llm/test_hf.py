@@ -16,23 +16,9 @@ CORPUS = ["the quick brown fox jumps over the lazy dog", "a stitch in time saves
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    from icml25.llm import save_random_gpt2
 
-    tk = Tokenizer(models.BPE())
-    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tk.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tk.train_from_iterator(CORPUS * 5, trainer)
-    hf_tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|endoftext|>", bos_token="<|endoftext|>")
-    torch.manual_seed(0)
-    cfg = GPT2Config(vocab_size=len(hf_tok), n_layer=2, n_embd=32, n_head=2, n_positions=128,
-                     initializer_range=0.2, bos_token_id=hf_tok.eos_token_id, eos_token_id=hf_tok.eos_token_id)
-    d = tmp_path_factory.mktemp("gpt2tiny")
-    GPT2LMHeadModel(cfg).save_pretrained(d)
-    hf_tok.save_pretrained(d)
-    return d
+    return save_random_gpt2(tmp_path_factory.mktemp("gpt2tiny"), CORPUS * 5, initializer_range=0.2)
 
 
 @pytest.fixture(scope="module")

@@ -21,22 +21,10 @@ from icml25.rstar_math.step_format import StepFormat  # noqa: E402
 
 @pytest.fixture(scope="module")
 def hf_dir(tmp_path_factory):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    from icml25.llm import save_random_gpt2
 
-    tk = Tokenizer(models.BPE())
-    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tk.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tk.train_from_iterator(["x = 1 + 2\nprint(x)\n<end_of_step> \\boxed{3}"] * 5, trainer)
-    hf_tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|endoftext|>", bos_token="<|endoftext|>")
-    torch.manual_seed(0)
-    cfg = GPT2Config(vocab_size=len(hf_tok), n_layer=1, n_embd=16, n_head=2, n_positions=1024,
-                     bos_token_id=hf_tok.eos_token_id, eos_token_id=hf_tok.eos_token_id)
-    d = tmp_path_factory.mktemp("gpt2tiny")
-    GPT2LMHeadModel(cfg).save_pretrained(d)
-    hf_tok.save_pretrained(d)
+    d = save_random_gpt2(tmp_path_factory.mktemp("gpt2tiny"), ["x = 1 + 2\nprint(x)\n<end_of_step> \\boxed{3}"] * 5,
+                         n_layer=1, n_embd=16, n_positions=1024)
     torch.save({"summary.weight": torch.randn(1, 16), "summary.bias": torch.zeros(1)}, d / "value_head.bin")
     return d
 

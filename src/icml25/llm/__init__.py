@@ -12,7 +12,7 @@ from .base import Generation, LanguageModel, Tokenizer, truncate_at_stop, valida
 
 __all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "TinyGPT", "TinyGPTConfig",
            "CharTokenizer", "ByteTokenizer", "HFModel", "OpenAIServer", "load_model", "validate_prompts",
-           "TinyGPTModule", "OpenAIServerError", "load_tokenizer"]
+           "TinyGPTModule", "OpenAIServerError", "load_tokenizer", "save_random_gpt2"]
 
 _LAZY = {
     "TinyGPT": ("icml25.llm.tiny", "TinyGPT"),
@@ -20,6 +20,7 @@ _LAZY = {
     "CharTokenizer": ("icml25.llm.tokenizers", "CharTokenizer"),
     "ByteTokenizer": ("icml25.llm.tokenizers", "ByteTokenizer"),
     "HFModel": ("icml25.llm.hf", "HFModel"),
+    "save_random_gpt2": ("icml25.llm.hf", "save_random_gpt2"),
     "OpenAIServer": ("icml25.llm.openai_server", "OpenAIServer"),
     "load_model": ("icml25.llm.loading", "load_model"),
     "TinyGPTModule": ("icml25.llm.tiny_module", "TinyGPTModule"),

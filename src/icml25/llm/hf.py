@@ -17,7 +17,7 @@ from icml25.core.optional import require
 from .base import Generation, validate_prompts
 from .sampling import check_sampling_args, decode_loop, make_generator, to_generations
 
-__all__ = ["HFModel"]
+__all__ = ["HFModel", "save_random_gpt2"]
 
 _CHUNK = 32  # rows per forward pass when scoring
 
@@ -201,3 +201,42 @@ class HFModel:
         """Last layer's hidden state (``hidden_states[-1]`` as transformers reports it) at each prompt's last
         token, shape ``(len(prompts), hidden_size)``."""
         return self._last(prompts, hidden=True)
+
+
+def save_random_gpt2(directory: str | Path, corpus: list[str], n_layer: int = 2, n_embd: int = 32, n_head: int = 2,
+                     n_positions: int = 128, vocab_size: int = 300, initializer_range: float = 0.02,
+                     seed: int = 0) -> Path:
+    """Write a tiny randomly initialised GPT-2 with a byte-level BPE tokenizer trained on ``corpus`` to
+    ``directory`` (a transformers checkpoint folder that :class:`HFModel` loads offline).
+
+    For testing pipelines on the real-model path without downloading weights.
+
+    Returns
+    -------
+    Path
+        ``directory``.
+    """
+    require("torch", extra="torch")
+    require("transformers", extra="llm")
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    if not corpus:
+        raise ValueError("corpus must contain at least one text to train the tokenizer on")
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<|endoftext|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tk.train_from_iterator(list(corpus), trainer)
+    hf_tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|endoftext|>", bos_token="<|endoftext|>")
+    torch.manual_seed(seed)
+    cfg = GPT2Config(vocab_size=len(hf_tok), n_layer=n_layer, n_embd=n_embd, n_head=n_head, n_positions=n_positions,
+                     initializer_range=initializer_range, bos_token_id=hf_tok.eos_token_id,
+                     eos_token_id=hf_tok.eos_token_id)
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    GPT2LMHeadModel(cfg).save_pretrained(d)
+    hf_tok.save_pretrained(d)
+    return d
