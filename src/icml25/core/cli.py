@@ -81,6 +81,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             raise KeyError(f"unknown paper slug {s!r}; known slugs: {', '.join(sorted(known)) or '(none)'}")
     if overrides and len(slugs) > 1:
         raise ValueError("--set applies to one paper's config; name a single slug with --set")
+    if overrides:  # fail on a bad --set before anything runs
+        from .config import apply_overrides
+        from .registry import get_reproduction
+
+        apply_overrides(get_reproduction(slugs[0]).default_config(args.scale), overrides)
     out = Path(args.out)
     results = []
     failed_any = False
