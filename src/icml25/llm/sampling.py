@@ -143,3 +143,24 @@ def to_generations(ids: list[list[int]], logprobs: list[list[float]], finish: li
         gens.append(Generation(text=text, token_logprobs=[float(x) for x in logprobs[r]], finish_reason=reason,
                                stop=found))
     return [gens[i:i + n] for i in range(0, len(gens), n)]
+
+
+def left_pad(rows: Sequence[Sequence[int]], pad_id: int, max_new: int, device: Any = None
+             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, bool]:
+    """Left-pad token rows for batched decoding of ``max_new`` further tokens.
+
+    Returns ``(idx (R, Tp), n_pad (R,), valid (R, Tp+max_new), positions (R, Tp+max_new), padded)``: ``valid``
+    marks key positions that are not padding, ``positions`` are per-row position ids (0 at each row's first real
+    token), ``padded`` says whether any row was padded (no attention mask is needed otherwise).
+    """
+    R, Tp = len(rows), max(len(r) for r in rows)
+    n_pad = torch.tensor([Tp - len(r) for r in rows])
+    idx = torch.full((R, Tp), pad_id, dtype=torch.long)
+    for r, ids in enumerate(rows):
+        idx[r, Tp - len(ids):] = torch.tensor(ids)
+    if device is not None:
+        idx, n_pad = idx.to(device), n_pad.to(device)
+    total = Tp + max_new
+    ar = torch.arange(total, device=device)[None, :]
+    return idx, n_pad, ar >= n_pad[:, None], (ar - n_pad[:, None]).clamp(min=0), bool((n_pad > 0).any())
+

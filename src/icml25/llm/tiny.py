@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from .base import Generation, validate_prompts
-from .sampling import check_sampling_args, decode_loop, make_generator, to_generations
+from .sampling import check_sampling_args, decode_loop, left_pad, make_generator, to_generations
 from .schedule import warmup_cosine_lr
 from .tiny_module import KVCache, TinyGPTConfig, TinyGPTModule
 from .tokenizers import ByteTokenizer, CharTokenizer, load_tokenizer
@@ -255,17 +255,10 @@ class TinyGPT:
         tok = self.tokenizer
         rows = [self._fit_context(self._ids(p), max_tokens, f"prompt {i}") for i, p in enumerate(prompts)
                 for _ in range(n)]
-        R, Tp = len(rows), max(len(r) for r in rows)
-        n_pad = torch.tensor([Tp - len(r) for r in rows])
-        idx = torch.full((R, Tp), tok.pad_id, dtype=torch.long)
-        for r, ids in enumerate(rows):
-            idx[r, Tp - len(ids):] = torch.tensor(ids)
-        total = Tp + max_tokens
         dev = self.device
-        idx, n_pad = idx.to(dev), n_pad.to(dev)
-        valid = torch.arange(total, device=dev)[None, :] >= n_pad[:, None]  # (R, total) key is not padding
-        padded = bool((n_pad > 0).any())
-        positions = (torch.arange(total, device=dev)[None, :] - n_pad[:, None]).clamp(min=0)
+        idx, n_pad, valid, positions, padded = left_pad(rows, tok.pad_id, max_tokens, dev)
+        R, Tp = idx.shape
+        total = Tp + max_tokens
         causal = torch.ones(total, total, dtype=torch.bool, device=dev).tril()
         eye = torch.eye(total, dtype=torch.bool, device=dev)
 

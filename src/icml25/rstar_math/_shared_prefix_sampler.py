@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import torch
 
+from icml25.llm.sampling import left_pad
+
 __all__ = ["sample_with_shared_prefix"]
 
 
@@ -38,15 +40,9 @@ def sample_with_shared_prefix(lm, prompts: list[str], n: int, temperature: float
     for p in prompts:
         ids = [tok.eot_id, *tok.encode(p)]
         rows.append(ids[-(block - max_tokens):])
-    B, Tp = len(rows), max(len(r) for r in rows)
-    n_pad = torch.tensor([Tp - len(r) for r in rows])
-    idx = torch.full((B, Tp), tok.pad_id, dtype=torch.long)
-    for r, ids in enumerate(rows):
-        idx[r, Tp - len(ids):] = torch.tensor(ids)
+    idx, n_pad, valid, positions, padded = left_pad(rows, tok.pad_id, max_tokens)
+    B, Tp = idx.shape
     total = Tp + max_tokens
-    valid = torch.arange(total)[None, :] >= n_pad[:, None]
-    positions = (torch.arange(total)[None, :] - n_pad[:, None]).clamp(min=0)
-    padded = bool((n_pad > 0).any())
     mask = None
     if padded:
         causal = torch.ones(Tp, Tp, dtype=torch.bool).tril()
