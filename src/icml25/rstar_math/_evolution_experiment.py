@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from dataclasses import asdict
 from pathlib import Path
 
 from .bootstrap_solver import NoisyRuleSolver
-from .evaluation import evaluate, sample_chains
+from .evaluation import evaluate
 from .executors import SafeArithExecutor
 from .extraction import extract_pairs
 from .mcts import MCTS, MCTSConfig
@@ -19,6 +20,7 @@ from .self_evolution import RoundConfig, SelfEvolution
 from .step_format import StepFormat
 from .steparith import StepArithGenerator
 from .tiny_policy import TinyStepPolicy, save_tiny_lm
+from .tree import Tree
 
 
 def round_configs(cfg) -> list[RoundConfig]:
@@ -53,7 +55,14 @@ def write_round1(workdir: Path, eng: dict, neu: dict, rc: RoundConfig) -> None:
 
 
 def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path) -> dict:
-    """Rounds 2..R through SelfEvolution, then evaluation of round 1 and round R on the test set."""
+    """Rounds 2..R through SelfEvolution, then the evaluation of every round on the held-out test set, held-out
+    PPM pairs, and the two ablations of the last round (reward models, SFT data).
+
+    The last round is evaluated with ``cfg.eval_seeds`` sampling seeds (all methods, N in ``cfg.eval_ns``);
+    earlier rounds with one seed (greedy, maj/BoN/MCTS at the middle N).
+    """
+    from ._ablation_experiment import data_ablation, reward_model_ablation
+
     fmt = StepFormat()
     ex = SafeArithExecutor(allow_float=False)
     rounds = round_configs(cfg)
@@ -62,24 +71,41 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path) -> 
     write_round1(workdir, eng, neu, rounds[0])
     evo = SelfEvolution(eng["pool"], NoisyRuleSolver(eng["pool"], seed=seed + 3), rounds, workdir, neu["base"], ex,
                         fmt=fmt, seed=seed, max_tokens=32)
+    t0 = time.perf_counter()
     metrics = evo.run()
+    t1 = time.perf_counter()
+    R = len(rounds)
     test = StepArithGenerator(levels=cfg.test_levels, seed=seed + 3000).sample(cfg.n_test)
-    hard = [i for i, p in enumerate(test) if p.level >= 5]
-    policy_r1, _ = evo.models[1]
-    policy_rk, ppm_rk = evo.models[len(rounds)]
-    g1 = sample_chains(TinyStepPolicy(policy_r1), ex, test, 1, 0.0, cfg.max_depth, 1, 32, seed)
-    res = evaluate(test, TinyStepPolicy(policy_rk), ex, ppm_rk, ns=tuple(cfg.eval_ns), seed=seed,
-                   mcts_config=MCTSConfig(n_candidates=cfg.later_candidates, max_depth=cfg.max_depth,
-                                          errors_threshold=1), max_depth=cfg.max_depth, fmt=fmt)
-    gk = sample_chains(TinyStepPolicy(policy_rk), ex, test, 1, 0.0, cfg.max_depth, 1, 32, seed)
+    seeds = [seed + 100 * i for i in range(cfg.eval_seeds)]
+    n_mid = cfg.eval_ns[1] if len(cfg.eval_ns) > 1 else cfg.eval_ns[0]
+    mcfg = MCTSConfig(n_candidates=cfg.later_candidates, max_depth=cfg.max_depth, errors_threshold=1)
+
+    def run_eval(k: int, methods, ns, s: int) -> dict:
+        lm, ppm = evo.models[k]
+        return evaluate(test, TinyStepPolicy(lm), ex, ppm, methods=methods, ns=tuple(ns), seed=s, mcts_config=mcfg,
+                        max_depth=cfg.max_depth, fmt=fmt)
+
+    per_round = {k: run_eval(k, ("greedy", "maj", "bon", "mcts"), (n_mid,), seed) for k in range(1, R)}
+    last = [run_eval(R, ("greedy", "maj", "bon", "mcts"), cfg.eval_ns, s) for s in seeds]
+    per_round[R] = last[0]
     # held-out pairs (spec §6 item 3): bootstrap-solver trees on unseen problems, scored with the last PPM
     held = StepArithGenerator(levels=cfg.levels, seed=seed + 4000).sample(max(8, cfg.n_problems // 2))
     held_trees = MCTS(NoisyRuleSolver(held, seed=seed + 5), ex, config=rounds[0].mcts, fmt=fmt).search(held)
     held_pairs = [p for p in extract_pairs(held_trees, fmt=fmt) if p.kind == "step"]
-    held_acc = pair_accuracy(ppm_rk, held_pairs) if held_pairs else 0.0
-    acc = lambda ch, idx=None: 100.0 * (sum(ch[i][0].correct for i in (idx if idx is not None else range(len(ch))))  # noqa: E731
-                                         / max(1, len(idx if idx is not None else ch)))
-    return {"metrics": metrics, "eval": res, "greedy_r1": acc(g1), "greedy_rk": acc(gk),
-            "greedy_r1_hard": acc(g1, hard) if hard else 0.0, "greedy_rk_hard": acc(gk, hard) if hard else 0.0,
-            "coverage": [m["coverage"] * 100 for m in metrics], "n_test": len(test),
-            "heldout_pair_acc": held_acc, "n_heldout_pairs": len(held_pairs)}
+    policy_rk, ppm_rk = evo.models[R]
+    held_acc = pair_accuracy(ppm_rk, held_pairs) if held_pairs else float("nan")
+    t2 = time.perf_counter()
+    # ablations on the last round's trees and data (spec §6 items 5 and 6)
+    trees_r = [Tree.from_json(x) for x in json.loads((workdir / f"round_{R}" / "trees.json").read_text())]
+    verified = json.loads((workdir / f"round_{R}" / "data.json").read_text())["sft"]
+    train_seed = seed if R == 1 else seed + R  # the SFT/PPM seed of the last round (run_neural / SelfEvolution)
+    rm = reward_model_ablation(cfg, seeds, trees_r, policy_rk, test, ex, fmt, n_mid, train_seed)
+    generator = evo.bootstrap if R == 1 else TinyStepPolicy(evo.models[R - 1][0])
+    data = data_ablation(cfg, generator, eng["pool"], verified, neu["base"], test, ex, fmt, seed + 6000,
+                         train_seed)
+    t3 = time.perf_counter()
+    return {"timing": [("rounds 2..R (search + SFT + PPM)", t1 - t0), ("evaluation of every round", t2 - t1),
+                       ("reward-model and SFT-data ablations", t3 - t2)],"metrics": metrics, "per_round": per_round, "last": last, "seeds": seeds, "n_mid": n_mid,
+            "test_levels": [p.level for p in test], "coverage": [m["coverage"] * 100 for m in metrics],
+            "heldout_pair_acc": held_acc, "n_heldout_pairs": len(held_pairs), "reward_models": rm, "data": data,
+            "n_test": len(test)}

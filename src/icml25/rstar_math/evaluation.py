@@ -84,8 +84,9 @@ def evaluate(problems, policy: StepPolicy, executor: CodeExecutor, scorer: StepS
     Returns
     -------
     dict
-        ``{"greedy": {"acc", "steps"}, "maj@N": {...}, "bon@N": {...}, "mcts@N": {...}, "per_problem": ...}``;
-        ``acc`` is a fraction, ``steps`` the mean number of generated steps per problem.
+        ``{"greedy": {"acc", "steps", "correct"}, "maj@N": {...}, "bon@N": {...}, "mcts@N": {...}}``;
+        ``acc`` is a fraction, ``steps`` the mean number of generated steps per problem and ``correct`` the
+        per-problem outcomes (list of bool, in problem order) for splits and bootstrap intervals.
     """
     checker = checker or AnswerChecker()
     fmt = fmt or StepFormat()
@@ -94,8 +95,7 @@ def evaluate(problems, policy: StepPolicy, executor: CodeExecutor, scorer: StepS
     kmax = max(ns)
     if "greedy" in methods:
         ch = sample_chains(policy, executor, plist, 1, 0.0, max_depth, 1, max_tokens, seed, checker, fmt)
-        res["greedy"] = {"acc": float(np.mean([c[0].correct for c in ch])),
-                         "steps": float(np.mean([c[0].n_generated for c in ch]))}
+        res["greedy"] = _entry([c[0].correct for c in ch], float(np.mean([c[0].n_generated for c in ch])))
     if "maj" in methods or "bon" in methods:
         ch = sample_chains(policy, executor, plist, kmax, 1.0, max_depth, 1, max_tokens, seed + 1, checker, fmt)
         bon_scores = None
@@ -111,7 +111,7 @@ def evaluate(problems, policy: StepPolicy, executor: CodeExecutor, scorer: StepS
             if "maj" in methods:
                 acc = [checker.equivalent(majority_vote([c.answer for c in row[:n]], checker), g)
                        for row, (_, g) in zip(ch, plist)]
-                res[f"maj@{n}"] = {"acc": float(np.mean(acc)), "steps": steps}
+                res[f"maj@{n}"] = _entry(acc, steps)
             if bon_scores is not None:
                 acc = []
                 for i, row in enumerate(ch):
@@ -121,7 +121,7 @@ def evaluate(problems, policy: StepPolicy, executor: CodeExecutor, scorer: StepS
                         continue
                     j = max(valid, key=lambda j: bon_scores[i, j])
                     acc.append(row[j].correct)
-                res[f"bon@{n}"] = {"acc": float(np.mean(acc)), "steps": steps}
+                res[f"bon@{n}"] = _entry(acc, steps)
     if "mcts" in methods:
         if scorer is None:
             raise ValueError("mcts needs a scorer (PPM)")
@@ -134,5 +134,10 @@ def evaluate(problems, policy: StepPolicy, executor: CodeExecutor, scorer: StepS
                 _, ans, gen = t.meta["anytime"][n - 1]
                 acc.append(checker.equivalent(ans, g))
                 steps.append(gen)
-            res[f"mcts@{n}"] = {"acc": float(np.mean(acc)), "steps": float(np.mean(steps))}
+            res[f"mcts@{n}"] = _entry(acc, float(np.mean(steps)))
     return res
+
+
+def _entry(correct, steps: float) -> dict:
+    correct = [bool(c) for c in correct]
+    return {"acc": float(np.mean(correct)), "steps": steps, "correct": correct}
