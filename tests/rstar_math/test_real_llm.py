@@ -101,3 +101,22 @@ def test_openai_compatible_server_policy():
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_eval_command_with_official_ppm_directory(hf_dir, tmp_path, capsys):
+    out = tmp_path / "res.json"
+    argv = ["--data", "gsm8k", "--policy", f"hf:{hf_dir}", "--ppm", str(hf_dir), "--method", "bon", "--n", "2",
+            "--limit", "2", "--max-tokens", "8", "--out", str(out)]
+    assert main(argv) == 0
+    printed = json.loads(capsys.readouterr().out)
+    saved = json.loads(out.read_text())
+    assert printed["bon@2"]["acc"] == saved["bon@2"]["acc"] and len(saved["bon@2"]["correct"]) == 2
+    assert "correct" not in printed["bon@2"]  # the summary stays short; per-problem outcomes go to --out
+    before = out.read_text()
+    assert main(argv) == 2 and "exists" in capsys.readouterr().err and out.read_text() == before
+    no_head = tmp_path / "ppm_without_head"
+    no_head.mkdir()
+    assert main(argv[:4] + ["--ppm", str(no_head), "--limit", "1"]) == 2
+    assert "value_head.bin" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="either --ppm"):
+        run_eval("gsm8k", f"hf:{hf_dir}", str(hf_dir / "value_head.bin"), ppm=str(hf_dir), method="bon", limit=1)

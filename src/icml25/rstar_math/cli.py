@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 __all__ = ["main"]
 
-USAGE = "usage: icml25 rstar-math eval --data math500 --policy hf:<dir> [--ppm-head value_head.bin] [--method mcts --n 8]"
+USAGE = ("usage: icml25 rstar-math eval --data math500 --policy hf:<dir> [--ppm <dir> | --ppm-head value_head.bin] "
+         "[--method mcts --n 8] [--limit K] [--out results.json]")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

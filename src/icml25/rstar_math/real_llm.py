@@ -4,11 +4,13 @@ evaluation command on the official benchmark files.
 
 Command line::
 
-    python -m icml25.rstar_math.real_llm --data math500 --policy hf:/path/to/policy \\
-        --ppm-head /path/to/value_head.bin --method mcts --n 8 --limit 50
+    icml25 rstar-math eval --data math500 --policy hf:/path/to/policy --ppm /path/to/ppm --method mcts --n 8
 
 ``--policy`` takes the ``icml25.llm.load_model`` specs ``hf:<dir>``, ``openai:<base_url>#<model>`` or
-``tiny:<dir>``; ``--ppm-model`` (default: the policy) names the model whose last hidden state feeds the head.
+``tiny:<dir>``. ``--ppm DIR`` is a PPM in the official layout (a transformers model directory holding the backbone,
+plus ``value_head.bin`` in the same directory); ``--ppm-head FILE`` with ``--ppm-model SPEC`` (default: the
+policy) names the two parts separately. ``--out FILE`` writes per-problem outcomes as JSON (never over an existing
+file).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from .mcts import MCTSConfig
 from .sandbox import SubprocessExecutor
 from .step_format import StepFormat
 
-__all__ = ["LMStepPolicy", "HiddenStateValueHead", "run_eval", "main"]
+__all__ = ["LMStepPolicy", "HiddenStateValueHead", "ppm_parts", "run_eval", "main"]
 
 
 class LMStepPolicy:
@@ -96,22 +98,41 @@ class HiddenStateValueHead:
         return np.tanh((h @ self.w + self.b) / self.scale)
 
 
+def ppm_parts(ppm_dir: str | Path) -> tuple[str, Path]:
+    """``(backbone spec, value-head path)`` of a PPM directory in the official layout (model + ``value_head.bin``)."""
+    d = Path(ppm_dir).expanduser()
+    if not d.is_dir():
+        raise FileNotFoundError(f"PPM directory not found: {d} (expected a transformers model directory holding "
+                                "value_head.bin)")
+    head = d / "value_head.bin"
+    if not head.is_file():
+        raise FileNotFoundError(f"{d} has no value_head.bin; pass --ppm-head FILE and --ppm-model SPEC instead")
+    return f"hf:{d}", head
+
+
 def run_eval(data: str, policy: str, ppm_head: str | None = None, ppm_model: str | None = None,
              method: str = "mcts", n: int = 8, limit: int | None = None, data_path: str | None = None,
              n_candidates: int = 8, max_depth: int = 16, max_tokens: int = 256, timeout_s: float = 10.0,
-             seed: int = 0) -> dict:
+             seed: int = 0, ppm: str | None = None) -> dict:
     """Evaluate a real policy (and PPM) on an official benchmark file; returns accuracies per method.
 
-    ``method`` is one of ``greedy``, ``maj``, ``bon`` (needs the PPM), ``mcts`` (needs the PPM).
+    ``method`` is one of ``greedy``, ``maj``, ``bon`` (needs the PPM), ``mcts`` (needs the PPM). The PPM is
+    ``ppm`` (a directory in the official layout) or ``ppm_head`` + ``ppm_model``. Each method's entry holds
+    ``acc``, ``steps`` and the per-problem ``correct`` list.
     """
     from icml25.llm import load_model
 
+    if ppm is not None:
+        if ppm_head is not None or ppm_model is not None:
+            raise ValueError("give either --ppm DIR or --ppm-head/--ppm-model, not both")
+        ppm_model, head_path = ppm_parts(ppm)
+        ppm_head = str(head_path)
     if method not in ("greedy", "maj", "bon", "mcts"):
         raise ValueError(f"method must be greedy, maj, bon or mcts, got {method!r}")
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     if method in ("bon", "mcts") and ppm_head is None:
-        raise ValueError(f"method {method!r} needs --ppm-head (value_head.bin of the PPM)")
+        raise ValueError(f"method {method!r} needs a PPM: --ppm DIR or --ppm-head value_head.bin")
     records = load_benchmark(data, path=data_path)
     if limit is not None:
         records = records[:limit]
@@ -135,6 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--data", required=True, choices=sorted(BENCHMARK_FILES))
     ap.add_argument("--data-path", default=None, help="local file in the official eval format")
     ap.add_argument("--policy", required=True, help="hf:<dir> | openai:<base_url>#<model> | tiny:<dir>")
+    ap.add_argument("--ppm", default=None, help="PPM directory (transformers model + value_head.bin)")
     ap.add_argument("--ppm-head", default=None, help="value_head.bin of the PPM")
     ap.add_argument("--ppm-model", default=None, help="PPM backbone spec (default: the policy)")
     ap.add_argument("--method", default="mcts", choices=["greedy", "maj", "bon", "mcts"])
@@ -142,14 +164,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--max-tokens", type=int, default=256)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=None, help="write per-problem outcomes to this JSON file (must not exist)")
     a = ap.parse_args(argv)
+    out = Path(a.out).expanduser() if a.out else None
+    if out is not None and out.exists():
+        print(f"error: {out} exists; choose a new --out file (results are never written over a file)",
+              file=sys.stderr)
+        return 2
     try:
         res = run_eval(a.data, a.policy, a.ppm_head, a.ppm_model, a.method, a.n, a.limit, a.data_path,
-                       max_tokens=a.max_tokens, seed=a.seed)
+                       max_tokens=a.max_tokens, seed=a.seed, ppm=a.ppm)
     except (ValueError, FileNotFoundError, TypeError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(json.dumps(res, indent=1))
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(res, indent=1))
+    print(json.dumps({k: ({m: v for m, v in r.items() if m != "correct"} if isinstance(r, dict) else r)
+                      for k, r in res.items()}, indent=1))
     return 0
 
 
