@@ -3,16 +3,21 @@
 import math
 from pathlib import Path
 
+import pytest
+
 from icml25.core import Scale
 from icml25.rstar_math.reproduce import Config, reproduce
 
 
-def test_three_round_path_runs_at_toy_size(tmp_path: Path):
-    cfg = Config(n_problems=16, levels=(1, 2), rollouts=4, n_pretrain_problems=60, pretrain_steps=20, sft_steps=10,
+def _toy(**kw) -> Config:
+    return Config(n_problems=16, levels=(1, 2), rollouts=4, n_pretrain_problems=60, pretrain_steps=20, sft_steps=10,
                  ppm_steps=8, batch_size=8, ppm_batch_pairs=4, n_embd=32, n_layer=1, n_head=2, block_size=200,
                  n_heldout=4, rounds=3, later_candidates=3, later_rollouts=2, extra_rollouts=2, n_test=6,
-                 test_levels=(1, 5), eval_ns=(2, 4), eval_seeds=2, rejection_samples=2, ablation_steps=4, n_boot=200)
-    rep = reproduce(Scale.QUICK, 0, tmp_path, cfg)
+                 test_levels=(1, 5), eval_ns=(2, 4), eval_seeds=2, rejection_samples=2, ablation_steps=4, n_boot=200, **kw)
+
+
+def test_three_round_path_runs_at_toy_size(tmp_path: Path):
+    rep = reproduce(Scale.QUICK, 0, tmp_path, _toy())
     ids = [c.id for c in rep.claims]
     assert ids == ["A1", "A2", "A3", "A4", "A5", "B1", "B2", "B3", "B4", "C1", "C1b", "C1c", "C2", "C2b", "C3",
                    "C3b", "C4", "C4b", "C4c", "C4d", "C5", "C5b", "C6", "D1", "D2", "D3", "D4", "E1"]
@@ -28,3 +33,15 @@ def test_three_round_path_runs_at_toy_size(tmp_path: Path):
     assert {r["reward_model"] for r in rep.tables["reward_models"]} == {"PPM", "PQM", "ORM"}
     for k in (1, 2, 3):
         assert (tmp_path / "self_evolution" / f"round_{k}" / "metrics.json").is_file()
+
+
+def test_time_budget_stops_with_a_clear_error_and_keeps_finished_rounds(tmp_path: Path, capsys):
+    from icml25.core.cli import _guarded
+
+    with pytest.raises(TimeoutError, match="time budget ran out during round 1"):
+        reproduce(Scale.QUICK, 0, tmp_path, _toy(time_budget_s=1e-6))
+    assert (tmp_path / "self_evolution" / "round_1" / "metrics.json").is_file()
+    assert not (tmp_path / "self_evolution" / "round_2").exists()
+    assert _guarded(lambda: reproduce(Scale.QUICK, 0, tmp_path, _toy(time_budget_s=1e-6)), False) == 2
+    err = capsys.readouterr().err
+    assert "time budget" in err and "Traceback" not in err

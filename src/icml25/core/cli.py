@@ -14,7 +14,8 @@ from pathlib import Path
 
 __all__ = ["main"]
 
-_USAGE_ERRORS: tuple[type[BaseException], ...] = (KeyError, ValueError, ImportError, FileNotFoundError)
+_USAGE_ERRORS: tuple[type[BaseException], ...] = (KeyError, ValueError, ImportError, FileNotFoundError,
+                                                  TimeoutError)
 
 
 def _status_rows(out: Path | None = None) -> list[dict[str, str]]:

@@ -16,7 +16,7 @@ from .executors import SafeArithExecutor
 from .extraction import extract_pairs
 from .mcts import MCTS, MCTSConfig
 from .process_preference_model import pair_accuracy
-from .self_evolution import RoundConfig, SelfEvolution
+from .self_evolution import RoundConfig, SelfEvolution, TimeBudgetExceeded
 from .step_format import StepFormat
 from .steparith import StepArithGenerator
 from .tiny_policy import TinyStepPolicy, save_tiny_lm
@@ -54,12 +54,15 @@ def write_round1(workdir: Path, eng: dict, neu: dict, rc: RoundConfig) -> None:
         neu["ppm_pair_acc"], "search_seconds": 0.0, "config": asdict(rc)}))
 
 
-def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path) -> dict:
+def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, time_budget_s: float | None = None
+                        ) -> dict:
     """Rounds 2..R through SelfEvolution, then the evaluation of every round on the held-out test set, held-out
     PPM pairs, and the two ablations of the last round (reward models, SFT data).
 
     The last round is evaluated with ``cfg.eval_seeds`` sampling seeds (all methods, N in ``cfg.eval_ns``);
-    earlier rounds with one seed (greedy, maj/BoN/MCTS at the middle N).
+    earlier rounds with one seed (greedy, maj/BoN/MCTS at the middle N). ``time_budget_s`` (seconds left of
+    the reproduction's budget) raises :class:`TimeBudgetExceeded` before a stage that would start after it ran
+    out; the rounds finished so far stay in ``workdir``.
     """
     from ._ablation_experiment import data_ablation, reward_model_ablation
 
@@ -69,11 +72,17 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path) -> 
     if workdir.exists():  # the reproduction always starts fresh (resuming is a library feature)
         shutil.rmtree(workdir)
     write_round1(workdir, eng, neu, rounds[0])
+    if time_budget_s is not None and time_budget_s <= 0:
+        raise TimeBudgetExceeded(f"the time budget ran out during round 1 (base model, SFT, PPM); round 1 is in "
+                                 f"{workdir}; raise time_budget_s or shrink the pool and step counts")
     evo = SelfEvolution(eng["pool"], NoisyRuleSolver(eng["pool"], seed=seed + 3), rounds, workdir, neu["base"], ex,
-                        fmt=fmt, seed=seed, max_tokens=32)
+                        fmt=fmt, seed=seed, max_tokens=32, time_budget_s=time_budget_s)
     t0 = time.perf_counter()
     metrics = evo.run()
     t1 = time.perf_counter()
+    if time_budget_s is not None and t1 - t0 > time_budget_s:
+        raise TimeBudgetExceeded(f"the time budget ran out after the last round; every round is in {workdir} "
+                                 "(SelfEvolution(...).run() on it resumes); raise time_budget_s to evaluate")
     R = len(rounds)
     test = StepArithGenerator(levels=cfg.test_levels, seed=seed + 3000).sample(cfg.n_test)
     seeds = [seed + 100 * i for i in range(cfg.eval_seeds)]

@@ -50,7 +50,8 @@ class Config:
     eval_seeds: int = 1  # sampling seeds of the last round's evaluation (means and bootstrap CIs over them)
     rejection_samples: int = 4  # plain samples per pool problem for the rejection-sampling SFT baseline
     ablation_steps: int = 40  # SFT/PQM/ORM steps of the ablation models; 0 = the round's own SFT/PPM budgets
-    n_boot: int = 2000  # bootstrap resamples of the test problems for the 95% CIs
+    n_boot: int = 2000
+    time_budget_s: float = 0.0  # stop with a clear error once exceeded (0 = none); finished rounds stay in out/  # bootstrap resamples of the test problems for the 95% CIs
 
     @classmethod
     def quick(cls) -> Config:
@@ -82,7 +83,8 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
     from ._evolution_experiment import run_rounds_and_eval
     from ._full_claims import add_full_claims
 
-    evo = run_rounds_and_eval(config, seed, eng, neu, Path(out) / "self_evolution")
+    budget = config.time_budget_s - (t2 - t0) if config.time_budget_s > 0 else None
+    evo = run_rounds_and_eval(config, seed, eng, neu, Path(out) / "self_evolution", budget)
     t3 = time.perf_counter()
     report.add_claim("A1", "MCTS trees satisfy the visit/value invariants (Q in [-1,1], every visit accounted for, "
                      "failure terminals N=1 and W=-1 on themselves only)", None, eng["invariant_violations"] == 0,

@@ -26,7 +26,7 @@ from .tree import Tree
 __all__ = ["RoundConfig", "SelfEvolution", "TimeBudgetExceeded", "paper_rounds", "repo_rounds"]
 
 
-class TimeBudgetExceeded(RuntimeError):
+class TimeBudgetExceeded(TimeoutError):
     """The time budget ran out; everything finished so far is in the workdir and a rerun resumes."""
 
 
