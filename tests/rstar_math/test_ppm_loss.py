@@ -44,3 +44,23 @@ def test_ppm_learns_a_separable_preference():
     assert pair_accuracy(ppm, pairs) >= 0.95
     s = ppm.score(["p"], [" Ann = 3 <end_of_step>"])
     assert s.shape == (1,) and -1 <= s[0] <= 1
+
+
+def test_ppm_save_load_round_trip_with_official_head_keys(tmp_path):
+    torch.manual_seed(0)
+    ppm = PPMModel.from_policy(make_tiny_lm(n_layer=1, n_head=2, n_embd=16, block_size=64, seed=1))
+    with torch.no_grad():
+        ppm.summary.weight.normal_()
+        ppm.summary.bias.fill_(0.3)
+    ppm.eval()
+    ppm.save(tmp_path / "ppm")
+    assert sorted(torch.load(tmp_path / "ppm" / "value_head.bin")) == ["v_head.summary.bias", "v_head.summary.weight"]
+    other = PPMModel.from_policy(make_tiny_lm(n_layer=1, n_head=2, n_embd=16, block_size=64, seed=2)).eval()
+    prefixes, steps = ["<question> Ann has 3 apples ."] * 2, [" Ann = 3 <end_of_step>", " Bob = 4 <end_of_step>"]
+    assert not np.allclose(other.score(prefixes, steps), ppm.score(prefixes, steps))
+    other.load_weights(tmp_path / "ppm")
+    np.testing.assert_allclose(other.score(prefixes, steps), ppm.score(prefixes, steps), rtol=1e-6)
+    head = tmp_path / "ppm" / "value_head.bin"
+    torch.save({"w": torch.zeros(1, 16)}, head)
+    with pytest.raises(ValueError, match="v_head.summary.weight"):
+        other.load_weights(tmp_path / "ppm")

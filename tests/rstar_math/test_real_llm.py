@@ -25,7 +25,8 @@ def hf_dir(tmp_path_factory):
 
     d = save_random_gpt2(tmp_path_factory.mktemp("gpt2tiny"), ["x = 1 + 2\nprint(x)\n<end_of_step> \\boxed{3}"] * 5,
                          n_layer=1, n_embd=16, n_positions=1024)
-    torch.save({"summary.weight": torch.randn(1, 16), "summary.bias": torch.zeros(1)}, d / "value_head.bin")
+    torch.save({"v_head.summary.weight": torch.randn(1, 16), "v_head.summary.bias": torch.zeros(1)},
+               d / "value_head.bin")
     return d
 
 

@@ -107,12 +107,16 @@ class PPMModel(nn.Module):
         return np.clip(h, -1.0, 1.0)
 
     def save(self, directory: str | Path) -> Path:
-        """Write ``trunk.pt`` and ``value_head.bin`` (``{"summary.weight", "summary.bias"}``) + ``ppm.json``."""
+        """Write ``trunk.pt``, ``value_head.bin`` and ``ppm.json``.
+
+        ``value_head.bin`` uses the official key names (``v_head.summary.weight``, ``v_head.summary.bias``, as
+        written by the official ``train/save_rm.py``), so the head file is interchangeable with an official PPM's.
+        """
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         torch.save(self.trunk.state_dict(), d / "trunk.pt")
-        torch.save({"summary.weight": self.summary.weight.detach().clone(),
-                    "summary.bias": self.summary.bias.detach().clone()}, d / "value_head.bin")
+        torch.save({"v_head.summary.weight": self.summary.weight.detach().clone(),
+                    "v_head.summary.bias": self.summary.bias.detach().clone()}, d / "value_head.bin")
         (d / "ppm.json").write_text(json.dumps({"score_transform": self.score_transform,
                                                 "block_size": self.block_size}))
         return d
@@ -125,9 +129,13 @@ class PPMModel(nn.Module):
                 raise FileNotFoundError(f"{d / f} not found: a PPM directory holds trunk.pt and value_head.bin")
         self.trunk.load_state_dict(torch.load(d / "trunk.pt", map_location="cpu", weights_only=True))
         head = torch.load(d / "value_head.bin", map_location="cpu", weights_only=True)
+        prefix = "v_head." if "v_head.summary.weight" in head else ""  # files of earlier versions lack the prefix
+        if f"{prefix}summary.weight" not in head or f"{prefix}summary.bias" not in head:
+            raise ValueError(f"{d / 'value_head.bin'} must hold v_head.summary.weight and v_head.summary.bias, got "
+                             f"{sorted(head)}")
         with torch.no_grad():
-            self.summary.weight.copy_(head["summary.weight"])
-            self.summary.bias.copy_(head["summary.bias"])
+            self.summary.weight.copy_(head[f"{prefix}summary.weight"])
+            self.summary.bias.copy_(head[f"{prefix}summary.bias"])
         return self
 
 

@@ -67,7 +67,7 @@ class HiddenStateValueHead:
         Model with ``hidden_states(prompts) -> (B, H)`` (HFModel, TinyGPT).
     head : path or dict
         A torch file (or dict) holding a weight of shape ``(1, H)`` or ``(H,)`` and a bias, under keys ending
-        in ``weight`` / ``bias`` (e.g. ``summary.weight``).
+        in ``weight`` / ``bias`` (official: ``v_head.summary.weight``, ``v_head.summary.bias``).
     scale : float
         The 5 of ``tanh(h / 5)``.
     """
