@@ -147,3 +147,20 @@ def test_bad_inputs():
         lm.fit(["ab"], steps=1, prompt_chars=[5], progress=False)
     with pytest.warns(UserWarning, match="keeping the last"):
         lm.generate(["ab" * 20], max_tokens=2)
+
+
+def test_kv_cache_fork_rows_equals_separate_prefill(trained):
+    from icml25.llm.tiny_module import KVCache
+
+    lm, _ = trained
+    module, tok = lm.module, lm.tokenizer
+    prompts = torch.tensor([tok.encode("abcd"), tok.encode("mnop")])
+    cache = KVCache(lm.config, 2, 8, torch.float32)
+    with torch.no_grad():
+        module(prompts, cache=cache, last_only=True)
+        cache.select_rows(torch.tensor([0, 0, 1, 1, 1]))  # prefill once, fork 2 + 3 samples
+        nxt = torch.tensor([tok.encode("e"), tok.encode("x"), tok.encode("q"), tok.encode("a"), tok.encode("z")])
+        forked = module(nxt, cache=cache, last_only=True)[:, -1]
+        full = torch.cat([prompts[[0, 0, 1, 1, 1]], nxt], dim=1)
+        ref = module(full, last_only=True)[:, -1]
+    torch.testing.assert_close(forked, ref, atol=1e-5, rtol=1e-5)

@@ -68,6 +68,15 @@ class KVCache:
         self.v = [torch.empty(batch, cfg.n_head, max_len, hd, dtype=dtype, device=device) for _ in range(cfg.n_layer)]
         self.pos = 0  # number of positions filled
 
+    def select_rows(self, index: torch.Tensor) -> None:
+        """Keep, reorder or repeat batch rows in place: row ``i`` becomes old row ``index[i]``.
+
+        Forking a prefilled prompt into ``n`` samples is ``select_rows(arange(B).repeat_interleave(n))`` (the
+        prompt is encoded once); dropping finished rows is ``select_rows(alive)``.
+        """
+        self.k = [k.index_select(0, index) for k in self.k]
+        self.v = [v.index_select(0, index) for v in self.v]
+
 
 class CausalSelfAttention(nn.Module):
     """Multi-head causal self-attention with an optional KV cache."""

@@ -3,7 +3,8 @@
 Each prompt is prefilled once; its KV cache rows are then repeated for the ``n`` samples (spec §6: "each expansion
 encodes its prefix once and shares that KV cache across its n samples"). Stop strings that are single tokens of
 the vocabulary are detected by id, and finished rows are dropped from the batch, so the per-token cost follows
-the number of live rows. Relies on TinyGPTModule's ``forward(idx, positions, attn_mask, cache, last_only)``.
+the number of live rows. Uses TinyGPTModule's ``forward(idx, positions, attn_mask, cache, last_only)`` and the
+shared ``KVCache.select_rows`` (prefill once, fork rows).
 """
 
 from __future__ import annotations
@@ -11,24 +12,9 @@ from __future__ import annotations
 import torch
 
 from icml25.llm.sampling import left_pad
+from icml25.llm.tiny_module import KVCache
 
 __all__ = ["sample_with_shared_prefix"]
-
-
-class _RowCache:
-    """Keys/values per layer ``(rows, n_head, max_len, head_dim)`` with row selection; the attribute layout
-    (``k``, ``v``, ``pos``) is the one TinyGPT's attention reads and writes."""
-
-    def __init__(self, cfg, batch: int, max_len: int, dtype: torch.dtype) -> None:
-        hd = cfg.n_embd // cfg.n_head
-        self.k = [torch.empty(batch, cfg.n_head, max_len, hd, dtype=dtype) for _ in range(cfg.n_layer)]
-        self.v = [torch.empty(batch, cfg.n_head, max_len, hd, dtype=dtype) for _ in range(cfg.n_layer)]
-        self.pos = 0
-
-    def reorder(self, index: torch.Tensor) -> None:
-        """Keep (or repeat) the rows ``index``."""
-        self.k = [k.index_select(0, index) for k in self.k]
-        self.v = [v.index_select(0, index) for v in self.v]
 
 
 @torch.inference_mode()
@@ -47,11 +33,11 @@ def sample_with_shared_prefix(lm, prompts: list[str], n: int, temperature: float
     if padded:
         causal = torch.ones(Tp, Tp, dtype=torch.bool).tril()
         mask = ((causal & valid[:, None, :Tp]) | torch.eye(Tp, dtype=torch.bool))[:, None]
-    cache = _RowCache(lm.config, B, total, next(module.parameters()).dtype)
+    cache = KVCache(lm.config, B, total, next(module.parameters()).dtype)
     logits = module(idx, positions=positions[:, :Tp], attn_mask=mask, cache=cache, last_only=True)[:, -1]
     # share the prefix: repeat each prompt's cache rows n times
     rep = torch.arange(B).repeat_interleave(n)
-    cache.reorder(rep)
+    cache.select_rows(rep)
     logits, valid, positions = logits[rep], valid[rep], positions[rep]
     R = B * n
     gen = torch.Generator().manual_seed(int(seed) if seed is not None else 0)
@@ -80,7 +66,7 @@ def sample_with_shared_prefix(lm, prompts: list[str], n: int, temperature: float
             break
         keep = (~finished[live]).nonzero().flatten()
         if keep.numel() < 0.75 * live.numel():  # compact only when enough rows finished (index_select cost)
-            cache.reorder(keep)
+            cache.select_rows(keep)
             live, nxt, valid, positions = live[keep], nxt[keep], valid[keep], positions[keep]
         pos = Tp + t
         m = valid[:, None, None, :pos + 1] if padded else None
