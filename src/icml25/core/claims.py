@@ -138,6 +138,8 @@ class Claim:
 
     def measured_text(self) -> str:
         """Measured value with spread and unit, e.g. ``"0.912 ± 0.004 %"``."""
+        if isinstance(self.measured, float) and math.isnan(self.measured):
+            return "not measured"
         txt = _fmt(self.measured)
         if self.spread is not None:
             txt += f" ± {_fmt(self.spread)}"
