@@ -64,3 +64,31 @@ def test_ppm_save_load_round_trip_with_official_head_keys(tmp_path):
     torch.save({"w": torch.zeros(1, 16)}, head)
     with pytest.raises(ValueError, match="v_head.summary.weight"):
         other.load_weights(tmp_path / "ppm")
+
+
+def test_shared_prefix_scoring_equals_plain_scoring():
+    from icml25.rstar_math.step_format import StepFormat
+    from icml25.rstar_math.steparith import StepArithGenerator
+
+    fmt = StepFormat()
+    ppm = PPMModel.from_policy(make_tiny_lm(n_layer=2, n_head=2, n_embd=32, block_size=256, seed=4))
+    with torch.no_grad():
+        ppm.summary.weight.normal_()
+    prefixes, steps = [], []
+    for p in StepArithGenerator(levels=(1, 3, 5), seed=9).sample(5):  # prefixes of different lengths
+        sol = p.canonical_steps()
+        for k in range(len(sol)):
+            head = fmt.prompt(p.question) + "".join(sol[:k])
+            for cand in sol[k:k + 3]:  # several children per prefix, as in an expansion
+                prefixes.append(head)
+                steps.append(cand)
+    prefixes.append(prefixes[0])
+    steps.append("")  # an empty step takes the plain path
+    from icml25.rstar_math._prefix_scoring import split_shareable
+
+    idx_shared, _, _, idx_plain = split_shareable(ppm.tokenizer, prefixes, steps, ppm.block_size)
+    assert idx_plain == [len(steps) - 1] and len(idx_shared) == len(steps) - 1
+    shared = ppm.raw_scores(prefixes, steps, chunk=7)
+    plain = ppm.raw_scores(prefixes, steps, share_prefix=False)
+    assert len(set(prefixes)) < len(prefixes) and np.ptp(plain) > 0.1
+    np.testing.assert_allclose(shared, plain, atol=1e-4, rtol=1e-4)
