@@ -13,7 +13,8 @@ def _toy(**kw) -> Config:
     return Config(n_problems=16, levels=(1, 2), rollouts=4, n_pretrain_problems=60, pretrain_steps=20, sft_steps=10,
                  ppm_steps=8, batch_size=8, ppm_batch_pairs=4, n_embd=32, n_layer=1, n_head=2, block_size=200,
                  n_heldout=4, rounds=3, later_candidates=3, later_rollouts=2, extra_rollouts=2, n_test=6,
-                 test_levels=(1, 5), eval_ns=(2, 4), eval_seeds=2, rejection_samples=2, ablation_steps=4, n_boot=200, **kw)
+                 test_levels=(1, 5), eval_ns=(2, 4), eval_seeds=2, ablation_seeds=1, rejection_samples=2,
+                 ablation_steps=4, n_boot=200, **kw)
 
 
 def test_three_round_path_runs_at_toy_size(tmp_path: Path):

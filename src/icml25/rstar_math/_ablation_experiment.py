@@ -27,6 +27,7 @@ def reward_model_ablation(cfg, seeds: list[int], trees, policy_lm, test, executo
                           train_seed: int) -> dict:
     """Train PQM and ORM on ``trees`` from ``policy_lm``; evaluate both with BoN@n and MCTS@n per seed.
 
+    ``seeds`` are the sampling seeds of the comparison (the PPM's evaluations with the same seeds are paired).
     Returns ``{"PQM": [eval per seed], "ORM": [...], "n_pqm_targets", "n_orm_targets", "losses": {...}}``; a model
     without training targets (no node visited twice, no answer trajectory) gets ``None`` instead of evaluations.
     """

@@ -108,7 +108,7 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
     trees_r = [Tree.from_json(x) for x in json.loads((workdir / f"round_{R}" / "trees.json").read_text())]
     verified = json.loads((workdir / f"round_{R}" / "data.json").read_text())["sft"]
     train_seed = seed if R == 1 else seed + R  # the SFT/PPM seed of the last round (run_neural / SelfEvolution)
-    rm = reward_model_ablation(cfg, seeds, trees_r, policy_rk, test, ex, fmt, n_mid, train_seed)
+    rm = reward_model_ablation(cfg, seeds[:cfg.ablation_seeds], trees_r, policy_rk, test, ex, fmt, n_mid, train_seed)
     generator = evo.bootstrap if R == 1 else TinyStepPolicy(evo.models[R - 1][0])
     data = data_ablation(cfg, generator, eng["pool"], verified, neu["base"], test, ex, fmt, seed + 6000,
                          train_seed)

@@ -122,7 +122,8 @@ def add_full_claims(report: Report, cfg, eng: dict, evo: dict) -> None:
                              scale=Scale.FULL, unit="points", note=f"no {other} training targets in the last round")
             continue
         d.add(cid, f"reward models: {what} in {label}@{n}{' on the hard split' if split == 'hard' else ''} "
-              "(Table 8: PPM 89.4, PQM 88.2, ORM 82.6)", paper, _outcomes(last, f"{method}@{n}"),
+              "(Table 8: PPM 89.4, PQM 88.2, ORM 82.6)", paper,
+              _outcomes(last[:len(rm[other])], f"{method}@{n}"),
               _outcomes(rm[other], f"{method}@{n}"), thr, split=split,
               note="; ".join(x for x in ({"D2": "paper: PPM+MCTS vs ORM+BoN", "D3": "paper: PPM+MCTS vs PQM+MCTS"}
                                          .get(cid, ""), short) if x))
@@ -168,7 +169,8 @@ def _tables(report: Report, cfg, evo: dict, hard: np.ndarray) -> None:
         for k, e in sorted(evo["per_round"].items())])
     rm = evo["reward_models"]
     rm_rows = []
-    for name, evals in (("PPM", last), ("PQM", rm["PQM"]), ("ORM", rm["ORM"])):
+    k = len(rm["PQM"] or rm["ORM"] or last)
+    for name, evals in (("PPM", last[:k]), ("PQM", rm["PQM"]), ("ORM", rm["ORM"])):
         if evals is None:
             rm_rows.append({"reward_model": name, f"bon@{n}_%": math.nan, f"bon@{n}_hard_%": math.nan,
                             f"mcts@{n}_%": math.nan, f"mcts@{n}_hard_%": math.nan})

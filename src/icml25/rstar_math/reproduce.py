@@ -48,6 +48,7 @@ class Config:
     test_levels: tuple = (1, 2)  # levels of the test set
     eval_ns: tuple = (2, 4)  # numbers of trajectories N for maj@N, BoN@N, MCTS+PPM@N (anytime)
     eval_seeds: int = 1  # sampling seeds of the last round's evaluation (means and bootstrap CIs over them)
+    ablation_seeds: int = 1  # sampling seeds of the PQM/ORM evaluations (the first ones of the main evaluation)
     rejection_samples: int = 4  # plain samples per pool problem for the rejection-sampling SFT baseline
     ablation_steps: int = 40  # SFT/PQM/ORM steps of the ablation models; 0 = the round's own SFT/PPM budgets
     n_boot: int = 2000
@@ -62,7 +63,7 @@ class Config:
         return cls(n_problems=240, levels=(1, 2, 3, 4, 5, 6), n_candidates=5, rollouts=8, n_pretrain_problems=1200,
                    pretrain_steps=3000, sft_steps=800, ppm_steps=500, lr=1e-3, n_embd=96, n_layer=3,
                    block_size=320, n_heldout=100, rounds=3, later_candidates=8, later_rollouts=16,
-                   extra_rollouts=32, n_test=300, test_levels=(1, 2, 3, 4, 5, 6), eval_ns=(4, 8, 16),
+                   extra_rollouts=32, n_test=150, test_levels=(1, 2, 3, 4, 5, 6), eval_ns=(4, 8, 16),
                    eval_seeds=3, rejection_samples=16, ablation_steps=0)
 
 
