@@ -121,3 +121,36 @@ def test_eval_command_with_official_ppm_directory(hf_dir, tmp_path, capsys):
     assert "value_head.bin" in capsys.readouterr().err
     with pytest.raises(ValueError, match="either --ppm"):
         run_eval("gsm8k", f"hf:{hf_dir}", str(hf_dir / "value_head.bin"), ppm=str(hf_dir), method="bon", limit=1)
+
+
+class _BrokenServer(BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+    def do_POST(self):  # noqa: N802
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = b"<html>not json</html>"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_eval_command_with_a_broken_or_absent_server(capsys):
+    import socket
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _BrokenServer)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        argv = ["--data", "gsm8k", "--method", "greedy", "--limit", "1", "--policy"]
+        assert main(argv + [f"openai:http://127.0.0.1:{httpd.server_address[1]}/v1#m"]) == 2
+        err = capsys.readouterr().err
+        assert "non-JSON" in err and "Traceback" not in err
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    with socket.socket() as s:  # a port with nobody listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert main(argv + [f"openai:http://127.0.0.1:{port}/v1#m"]) == 2
+    assert "server running" in capsys.readouterr().err

@@ -171,10 +171,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {out} exists; choose a new --out file (results are never written over a file)",
               file=sys.stderr)
         return 2
+    from icml25.llm.openai_server import OpenAIServerError
+
     try:
         res = run_eval(a.data, a.policy, a.ppm_head, a.ppm_model, a.method, a.n, a.limit, a.data_path,
                        max_tokens=a.max_tokens, seed=a.seed, ppm=a.ppm)
-    except (ValueError, FileNotFoundError, TypeError, OSError) as e:
+    except (ValueError, FileNotFoundError, TypeError, OSError, OpenAIServerError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if out is not None:
