@@ -181,13 +181,23 @@ def _tables(report: Report, cfg, evo: dict, hard: np.ndarray) -> None:
                         f"mcts@{n}_hard_%": _mean_pct(evals, f"mcts@{n}", hard)})
     rm_rows[1]["training_targets"], rm_rows[2]["training_targets"] = rm["n_pqm_targets"], rm["n_orm_targets"]
     rm_rows[0]["training_targets"] = evo["metrics"][-1]["n_pairs"]
+    rm_rows[0]["final_train_loss"] = evo["metrics"][-1]["ppm_loss_last"]
+    for row, name in zip(rm_rows[1:], ("PQM", "ORM")):
+        row["final_train_loss"] = _last10(rm["losses"].get(name, []))
     report.add_table("reward_models", rm_rows)
     data = evo["data"]
     gk = [{"greedy": {"correct": evo["per_round"][R]["greedy"]["correct"]}}]
     rj = [{"greedy": {"correct": data["greedy_correct"]}}] if data["greedy_correct"] is not None else None
     report.add_table("sft_data", [
         {"sft_data": f"verified top-2 (round {R})", "trajectories": data["n_verified"],
-         "greedy_%": _mean_pct(gk, "greedy"), "greedy_hard_%": _mean_pct(gk, "greedy", hard)},
+         "greedy_%": _mean_pct(gk, "greedy"), "greedy_hard_%": _mean_pct(gk, "greedy", hard),
+         "final_sft_loss": evo["metrics"][-1]["sft_loss_last"]},
         {"sft_data": "rejection sampling (random correct)", "trajectories": data["n_rejection"],
          "greedy_%": _mean_pct(rj, "greedy") if rj else math.nan,
-         "greedy_hard_%": _mean_pct(rj, "greedy", hard) if rj else math.nan}])
+         "greedy_hard_%": _mean_pct(rj, "greedy", hard) if rj else math.nan,
+         "final_sft_loss": _last10(data["sft_losses"])}])
+
+
+def _last10(losses: list[float]) -> float:
+    """Mean of the last ten training losses (NaN when the model was not trained)."""
+    return float(np.mean(losses[-10:])) if len(losses) else math.nan
