@@ -30,8 +30,8 @@ DEMO = textwrap.dedent('''
         rng = np.random.default_rng(seed)
         m = float(rng.normal(size=config.n).mean())
         r = Report("demo", "Demo")
-        r.add_claim("Q1", "mean is near zero", 0.0, abs(m), "<=", 1.0)
-        r.add_claim("Q2", "n is large", None, config.n, ">=", 50)
+        r.add_claim("Q1", "mean is near zero", 0.0, abs(m), "<=", 1.0, kind="mechanism", source="Table 1")
+        r.add_claim("Q2", "n is large", None, config.n, ">=", 50, kind="mechanism")
         return r
 ''')
 

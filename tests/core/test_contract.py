@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from icml25.core import Scale
+from icml25.core.claims import KINDS
 from icml25.core.optional import EXTRA_MODULES
 from icml25.core.registry import get_reproduction, list_reproductions
 from icml25.core.testing import quick_report
@@ -31,6 +32,11 @@ def test_quick_report_is_valid(slug: str) -> None:
     assert len(ids) == len(set(ids))
     for c in rep.claims:
         assert c.statement
+        assert c.kind in KINDS, f"claim {c.id} must declare kind= one of {KINDS}"
+        if c.paper_value is not None:
+            assert c.source.strip(), f"claim {c.id}: paper_value without source (where the paper prints it)"
+        if c.reference_value is not None:
+            assert c.reference_source.strip(), f"claim {c.id}: reference_value without reference_source"
         assert c.measured is not None, f"claim {c.id} has no measurement"
         if isinstance(c.measured, float) and math.isnan(c.measured):
             # a full-scale claim may be undefined at quick size (e.g. no hard problems yet), but must say why
@@ -39,7 +45,8 @@ def test_quick_report_is_valid(slug: str) -> None:
     out = Path(rep.config["_out"])
     data = json.loads((out / "report.json").read_text())
     for item in data["claims"]:
-        for key in ("id", "statement", "paper_value", "measured", "comparison", "threshold", "scale", "held"):
+        for key in ("id", "statement", "paper_value", "measured", "comparison", "threshold", "scale", "held", "kind",
+                    "source", "reference_value", "reference_source", "requires", "status"):
             assert key in item
     assert (out / "report.md").exists()
     assert (out / "config.json").exists()
@@ -51,6 +58,29 @@ def test_quick_claims_hold(slug: str) -> None:
     failed = [f"{c.id}: {c.measured_text()} vs {c.threshold_text()}" for c in rep.claims_at(Scale.QUICK)
               if not c.held]
     assert not failed, f"quick claims that did not hold: {failed}"
+
+
+@pytest.mark.parametrize("slug", [_group(s) for s in SLUGS])
+def test_stub_fails_every_quick_paper_claim(slug: str, tmp_path: Path) -> None:
+    """The paper's method replaced by its naive baseline must fail every quick ``paper`` claim.
+
+    This is what makes "held" mean something: a claim that the baseline also passes shows nothing about the
+    method. A claim that cannot be stubbed says why in ``no_stub_reason``.
+    """
+    from icml25.core.seeding import seed_everything
+
+    entry = get_reproduction(slug)
+    assert entry.stub is not None, (f"{slug}: register a stub with @reproduction_stub(slug={slug!r}) in "
+                                    "reproduce.py (the paper's method replaced by its naive baseline)")
+    rep = quick_report(slug)
+    seed_everything(0)
+    stub = entry.stub(scale=Scale.QUICK, seed=0, out=tmp_path, config=entry.default_config(Scale.QUICK))
+    stub.resolve_preconditions()
+    paper_quick = {c.id for c in rep.claims_at(Scale.QUICK) if c.kind == "paper" and not c.no_stub_reason}
+    assert paper_quick or any(c.kind == "paper" for c in rep.claims), f"{slug} states no paper claim"
+    passed = [f"{c.id}: {c.measured_text()} vs {c.threshold_text()}" for c in stub.claims
+              if c.id in paper_quick and c.held]
+    assert not passed, f"{slug}: quick paper claims that the stub (naive baseline) also passes: {passed}"
 
 
 @pytest.mark.slow

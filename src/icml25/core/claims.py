@@ -13,7 +13,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Scale", "Claim", "Report", "COMPARISONS", "aggregate_reports"]
+__all__ = ["Scale", "Claim", "Report", "COMPARISONS", "KINDS", "AGGREGATES", "aggregate_reports"]
+
+#: what a claim is: a result the paper states, a property the method must have, or implementation sanity
+KINDS = ("paper", "mechanism", "check")
+
+#: statistic that combines a claim's per-seed measurements (name -> function of a list of floats)
+AGGREGATES: dict[str, Any] = {
+    "mean": lambda v: sum(v) / len(v),
+    "min": min,
+    "max": max,
+    "median": lambda v: sorted(v)[len(v) // 2] if len(v) % 2 else 0.5 * (sorted(v)[len(v) // 2 - 1]
+                                                                         + sorted(v)[len(v) // 2]),
+    "all": lambda v: all(bool(x) for x in v),
+}
 
 #: comparison name -> (symbol printed in reports, predicate(measured, threshold))
 COMPARISONS: dict[str, tuple[str, Any]] = {
@@ -63,7 +76,8 @@ class Claim:
     statement : str
         The paper's claim in one line.
     paper_value : float, str or None
-        The paper's number for this claim (printed beside ours, never used as ours).
+        A number printed in the paper (or read off its figure), printed beside ours and never used as ours.
+        Nothing else goes here: numbers from a spec prototype or our own calibration go to ``reference_value``.
     measured : float or bool
         Our measured value (the mean over seeds when several seeds were run).
     comparison : str
@@ -81,6 +95,23 @@ class Claim:
         Unit of ``measured`` (e.g. ``"dB"``, ``"%"``).
     note : str
         Anything a reader needs to interpret the number.
+    kind : str
+        ``"paper"`` (a result the paper states), ``"mechanism"`` (a property the method must have) or ``"check"``
+        (implementation sanity).
+    source : str
+        Where ``paper_value`` is printed ("Table 2", "Fig. 3, read off", "Sec. 5.1 text"); required when
+        ``paper_value`` is given.
+    reference_value : float, str or None
+        A non-paper reference number (spec prototype, our calibration run), with ``reference_source``.
+    reference_source : str
+        Where ``reference_value`` comes from; required when it is given.
+    requires : sequence of str
+        Ids of claims of the same report that must hold for this one to mean anything. When one of them did not
+        hold, this claim is "not measured" (``status``), counted neither as held nor as failed.
+    aggregate : str
+        Statistic combining per-seed measurements: ``"mean"``, ``"min"``, ``"max"``, ``"median"``, ``"all"``.
+    no_stub_reason : str
+        For a quick ``paper`` claim that the paper's stub (its naive baseline) cannot make fail: why.
     """
 
     id: str
@@ -94,8 +125,29 @@ class Claim:
     per_seed: list[Any] | None = None
     unit: str = ""
     note: str = ""
+    kind: str = ""
+    source: str = ""
+    reference_value: Any = None
+    reference_source: str = ""
+    requires: Sequence[str] = ()
+    aggregate: str = "mean"
+    no_stub_reason: str = ""
+    #: ids of required claims that did not hold (set by the Report, never by a reproduction)
+    blocked_by: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"Claim {self.id!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.paper_value is not None and not str(self.source).strip():
+            raise ValueError(f"Claim {self.id!r}: paper_value={self.paper_value!r} needs source= saying where the "
+                             "paper prints it (e.g. 'Table 2'); a non-paper number goes to reference_value")
+        if self.reference_value is not None and not str(self.reference_source).strip():
+            raise ValueError(f"Claim {self.id!r}: reference_value needs reference_source= (e.g. 'spec prototype')")
+        if self.aggregate not in AGGREGATES:
+            raise ValueError(f"Claim {self.id!r}: aggregate must be one of {sorted(AGGREGATES)}, got {self.aggregate!r}")
+        if isinstance(self.requires, str):
+            self.requires = [self.requires]
+        self.requires = list(self.requires)
         if self.comparison not in COMPARISONS:
             raise ValueError(
                 f"Claim {self.id!r}: comparison must be one of {sorted(COMPARISONS)}, got {self.comparison!r}"
@@ -109,12 +161,44 @@ class Claim:
         self.scale = Scale.parse(self.scale)
         self.measured = _as_number(self.measured)
         self.paper_value = _as_number(self.paper_value)
+        self.reference_value = _as_number(self.reference_value)
         if self.threshold is not None and self.comparison not in ("within", "is_true"):
             self.threshold = _as_number(self.threshold)
 
     @property
     def held(self) -> bool:
-        """Whether the measurement satisfies the comparison (False for a missing or NaN measurement)."""
+        """Whether the measurement satisfies the comparison.
+
+        False for a missing or NaN measurement and for a claim whose precondition failed (``blocked_by``).
+        """
+        if self.blocked_by:
+            return False
+        return self.measurement_passes
+
+    @property
+    def measured_ok(self) -> bool:
+        """Whether there is a measurement at all (not None, not NaN) and no failed precondition."""
+        m = self.measured
+        if self.blocked_by or m is None:
+            return False
+        return not (isinstance(m, float) and math.isnan(m))
+
+    @property
+    def status(self) -> str:
+        """``"held"``, ``"failed"`` or ``"not measured"`` (a failed precondition or no measurement)."""
+        if not self.measured_ok:
+            return "not measured"
+        return "held" if self.held else "failed"
+
+    def status_text(self) -> str:
+        """The status for a report cell, naming the failed preconditions."""
+        if self.blocked_by:
+            return f"not measured (precondition {', '.join(self.blocked_by)} failed)"
+        return {"held": "yes", "failed": "**no**", "not measured": "not measured"}[self.status]
+
+    @property
+    def measurement_passes(self) -> bool:
+        """The bare comparison of ``measured`` with ``threshold``, ignoring preconditions."""
         m = self.measured
         if m is None:
             return False
@@ -159,14 +243,27 @@ class Claim:
             "scale": self.scale.value,
             "unit": self.unit,
             "note": self.note,
+            "kind": self.kind,
+            "source": self.source,
+            "reference_value": self.reference_value,
+            "reference_source": self.reference_source,
+            "requires": list(self.requires),
+            "aggregate": self.aggregate,
+            "no_stub_reason": self.no_stub_reason,
+            "blocked_by": list(self.blocked_by),
+            "status": self.status,
             "held": self.held,
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Claim:
         """Inverse of :meth:`to_dict` (``held`` is recomputed, never read)."""
+        if "kind" not in d:
+            raise ValueError(f"claim {d.get('id')!r} has no 'kind': the report was written under the older claim "
+                             "contract; rerun the reproduction")
         keys = {"id", "statement", "paper_value", "measured", "comparison", "threshold", "scale", "spread",
-                "per_seed", "unit", "note"}
+                "per_seed", "unit", "note", "kind", "source", "reference_value", "reference_source", "requires",
+                "aggregate", "no_stub_reason", "blocked_by"}
         return cls(**{k: v for k, v in d.items() if k in keys})
 
 
@@ -227,8 +324,30 @@ class Report:
         claim = Claim(*args, **kwargs)
         if any(c.id == claim.id for c in self.claims):
             raise ValueError(f"duplicate claim id {claim.id!r} in report {self.slug!r}")
+        known = {c.id for c in self.claims}
+        missing = [r for r in claim.requires if r not in known]
+        if missing:
+            raise ValueError(f"claim {claim.id!r} requires {missing}, which are not (yet) in report {self.slug!r}; "
+                             "add the claims it depends on first")
         self.claims.append(claim)
+        self.resolve_preconditions()
         return claim
+
+    def resolve_preconditions(self) -> None:
+        """Set every claim's ``blocked_by`` to the required claims that did not hold (transitively)."""
+        by_id = {c.id: c for c in self.claims}
+        for c in self.claims:  # claims are in dependency order: a claim only requires earlier ones
+            c.blocked_by = [r for r in c.requires if r in by_id and not by_id[r].held]
+
+    def counts(self, claims: Sequence[Claim] | None = None) -> dict[str, dict[str, int]]:
+        """Per kind: ``{"paper": {"held": h, "failed": f, "not measured": n, "total": t}, ...}``."""
+        self.resolve_preconditions()
+        out: dict[str, dict[str, int]] = {}
+        for c in self.claims if claims is None else claims:
+            d = out.setdefault(c.kind or "unspecified", {"held": 0, "failed": 0, "not measured": 0, "total": 0})
+            d[c.status] += 1
+            d["total"] += 1
+        return out
 
     def add_table(self, name: str, rows: list[dict[str, Any]]) -> None:
         """Attach a tidy table (list of row dicts with the same keys)."""
@@ -252,6 +371,7 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict with a top-level ``claims`` list."""
+        self.resolve_preconditions()
         return {
             "slug": self.slug,
             "title": self.title,
@@ -259,6 +379,7 @@ class Report:
             "seed": self.seed,
             "wall_time_s": self.wall_time_s,
             "all_held": self.all_held,
+            "counts": self.counts(),
             "claims": [c.to_dict() for c in self.claims],
             "tables": self.tables,
             "figures": sorted(self.figures),
@@ -269,19 +390,23 @@ class Report:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Report:
         """Rebuild a Report from :meth:`to_dict` output (figures are kept as names only)."""
-        return cls(
+        rep = cls(
             slug=d["slug"], title=d.get("title", ""), scale=Scale.parse(d.get("scale", "quick")),
             seed=d.get("seed", 0), claims=[Claim.from_dict(c) for c in d.get("claims", [])],
             tables=d.get("tables", {}), figures={n: None for n in d.get("figures", [])},
             config=d.get("config", {}), notes=d.get("notes", []), wall_time_s=d.get("wall_time_s"),
         )
+        rep.resolve_preconditions()
+        return rep
 
 
 def aggregate_reports(reports: list[Report]) -> Report:
-    """Combine the reports of several seeds: each claim's measured value becomes the mean over seeds.
+    """Combine the reports of several seeds with each claim's own statistic (``Claim.aggregate``).
 
-    Boolean measurements aggregate to True only when every seed was True. Tables and figures come from the
-    first seed; ``per_seed`` and ``spread`` (sample std) record the spread.
+    ``"mean"`` (default), ``"min"``, ``"max"``, ``"median"``; boolean measurements aggregate to True only when
+    every seed was True. The statistic used is stated in the claim's note. Tables and figures come from the first
+    seed; ``per_seed`` and ``spread`` (sample std) record the spread. Preconditions are re-resolved on the
+    aggregated claims.
     """
     if not reports:
         raise ValueError("aggregate_reports needs at least one report")
@@ -295,17 +420,24 @@ def aggregate_reports(reports: list[Report]) -> Report:
     claims = []
     for i, c in enumerate(first.claims):
         values = [r.claims[i].measured for r in reports]
+        stat = c.aggregate
         if c.comparison == "is_true" or all(isinstance(v, bool) for v in values):
             measured: Any = all(bool(v) for v in values)
             spread = None
+            stat = "all"
         else:
             arr = [float(v) if v is not None else math.nan for v in values]
-            measured = sum(arr) / len(arr)
-            mu = measured
+            measured = AGGREGATES[stat](arr)
+            mu = sum(arr) / len(arr)
             spread = math.sqrt(sum((a - mu) ** 2 for a in arr) / max(len(arr) - 1, 1))
+        note = f"{c.note} [{stat} over {len(values)} seeds]".strip()
         claims.append(Claim(id=c.id, statement=c.statement, paper_value=c.paper_value, measured=measured,
                             comparison=c.comparison, threshold=c.threshold, scale=c.scale, spread=spread,
-                            per_seed=values, unit=c.unit, note=c.note))
-    return Report(slug=first.slug, title=first.title, scale=first.scale, seed=[r.seed for r in reports],
+                            per_seed=values, unit=c.unit, note=note, kind=c.kind, source=c.source,
+                            reference_value=c.reference_value, reference_source=c.reference_source,
+                            requires=list(c.requires), aggregate=c.aggregate, no_stub_reason=c.no_stub_reason))
+    agg = Report(slug=first.slug, title=first.title, scale=first.scale, seed=[r.seed for r in reports],
                   claims=claims, tables=first.tables, figures=first.figures, config=first.config,
                   notes=first.notes, wall_time_s=sum(r.wall_time_s or 0.0 for r in reports))
+    agg.resolve_preconditions()
+    return agg

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Reproduction", "reproduction", "list_reproductions", "get_reproduction", "discover", "PACKAGE_ROOT"]
+__all__ = ["Reproduction", "reproduction", "reproduction_stub", "list_reproductions", "get_reproduction", "discover",
+           "PACKAGE_ROOT"]
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 #: dotted name of the package whose sub-packages hold the papers (tests point both at a scratch package)
@@ -41,6 +42,9 @@ class Reproduction:
         ``func(scale, seed, out, config) -> Report``; None when only discovered (not imported yet).
     module : str
         Dotted module path of the ``reproduce.py``.
+    stub : callable or None
+        The paper's stub: the same reproduction with the paper's method replaced by its naive baseline
+        (registered with :func:`reproduction_stub`). Every quick ``paper`` claim must fail on it.
     """
 
     slug: str
@@ -50,6 +54,7 @@ class Reproduction:
     config: type | None = None
     func: Callable[..., Any] | None = None
     module: str = ""
+    stub: Callable[..., Any] | None = None
     _extra_meta: dict[str, Any] = field(default_factory=dict)
 
     def default_config(self, scale: Any) -> Any:
@@ -84,9 +89,29 @@ def reproduction(*, slug: str, title: str, arxiv: str = "", extras: tuple[str, .
         module = getattr(func, "__module__", "")
         if existing is not None and existing.func is not None and existing.module != module:
             raise ValueError(f"reproduction slug {slug!r} is already registered by {existing.module}")
+        stub = existing.stub if existing is not None and existing.module == module else None
         _REGISTRY[slug] = Reproduction(slug=slug, title=title, arxiv=arxiv, extras=tuple(extras), config=config,
-                                       func=func, module=module)
+                                       func=func, module=module, stub=stub)
         func.__icml25_slug__ = slug  # type: ignore[attr-defined]
+        return func
+
+    return deco
+
+
+def reproduction_stub(*, slug: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the stub of ``slug``'s reproduction: the paper's method replaced by its naive baseline.
+
+    The decorated function has the reproduction's signature ``(scale, seed, out, config) -> Report`` and returns
+    the same claims. It exists to show that the claims can fail: the contract suite runs it on the quick config
+    and requires every quick ``paper`` claim (without ``no_stub_reason``) to fail. Put it in the paper's
+    ``reproduce.py``, after the ``@reproduction`` function.
+    """
+
+    def deco(func: Callable[..., Any]) -> Callable[..., Any]:
+        entry = _REGISTRY.get(slug)
+        if entry is None or entry.func is None:
+            raise ValueError(f"reproduction_stub({slug!r}): register the reproduction with @reproduction first")
+        entry.stub = func
         return func
 
     return deco

@@ -8,7 +8,14 @@ from typing import Any
 
 from .claims import Report, _fmt
 
-__all__ = ["write_report", "read_report", "write_index", "claims_markdown"]
+__all__ = ["write_report", "read_report", "write_index", "claims_markdown", "counts_text", "COLUMNS_NOTE"]
+
+#: what the columns of a claim table mean (printed above every claim table)
+COLUMNS_NOTE = ("*paper*: a number printed in the paper, with where (never ours, never a prototype's); "
+                "*reference*: a non-paper reference (spec prototype, our calibration), with where; "
+                "*ours*: what this run measured; *kind*: paper result / mechanism the method must have / "
+                "implementation check; *held*: the comparison of ours with the threshold, or *not measured* when "
+                "a claim it requires did not hold.")
 
 
 def _cell(x: Any) -> str:
@@ -19,13 +26,43 @@ def _cell(x: Any) -> str:
     return str(x).replace("|", "\\|").replace("\n", " ")
 
 
+def _with_source(value: Any, source: str) -> str:
+    if value is None:
+        return "—"
+    return _cell(f"{_fmt(value)} ({source})" if source else _fmt(value))
+
+
 def claims_markdown(report: Report) -> str:
-    """The claim table of ``report`` as Markdown."""
-    lines = ["| id | claim | paper | ours | threshold | scale | held |", "|---|---|---|---|---|---|---|"]
+    """The claim table of ``report`` as Markdown (kind, paper and reference numbers with their sources)."""
+    report.resolve_preconditions()
+    lines = ["| id | kind | claim | paper | reference | ours | threshold | scale | held |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for c in report.claims:
-        lines.append(f"| {c.id} | {_cell(c.statement)} | {_cell(_fmt(c.paper_value))} | {_cell(c.measured_text())} "
-                     f"| {c.threshold_text()} | {c.scale.value} | {'yes' if c.held else '**no**'} |")
+        lines.append(f"| {c.id} | {c.kind} | {_cell(c.statement)} | {_with_source(c.paper_value, c.source)} "
+                     f"| {_with_source(c.reference_value, c.reference_source)} | {_cell(c.measured_text())} "
+                     f"| {c.threshold_text()} | {c.scale.value} | {c.status_text()} |")
     return "\n".join(lines)
+
+
+def counts_text(counts: dict[str, dict[str, int]]) -> str:
+    """``"paper claims: 9/14 held (2 not measured); mechanism: 20/20; check: 8/8"`` from :meth:`Report.counts`."""
+    parts = []
+    for kind in ("paper", "mechanism", "check", *sorted(k for k in counts if k not in ("paper", "mechanism", "check"))):
+        if kind not in counts:
+            continue
+        d = counts[kind]
+        txt = f"{kind}{' claims' if kind == 'paper' else ''}: {d['held']}/{d['total']} held"
+        if d["not measured"]:
+            txt += f" ({d['not measured']} not measured)"
+        parts.append(txt)
+    return "; ".join(parts) or "no claims"
+
+
+def _merge_counts(total: dict[str, dict[str, int]], more: dict[str, dict[str, int]]) -> None:
+    for kind, d in more.items():
+        t = total.setdefault(kind, {"held": 0, "failed": 0, "not measured": 0, "total": 0})
+        for k, v in d.items():
+            t[k] = t.get(k, 0) + v
 
 
 def _table_markdown(rows: list[dict[str, Any]]) -> str:
@@ -62,11 +99,10 @@ def write_report(report: Report, out_dir: str | Path) -> Path:
     data = report.to_dict()
     (out / "report.json").write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
     (out / "config.json").write_text(json.dumps(report.config, indent=2, default=str), encoding="utf-8")
-    n_held = sum(c.held for c in report.claims)
     md = [f"# {report.title}", "",
-          f"slug `{report.slug}` · scale **{report.scale.value}** · seed {report.seed} · "
-          + (f"wall time {report.wall_time_s:.1f} s · " if report.wall_time_s is not None else "")
-          + f"**{n_held}/{len(report.claims)} claims held**", "", "## Claims", "", claims_markdown(report), ""]
+          f"slug `{report.slug}` · scale **{report.scale.value}** · seed {report.seed}"
+          + (f" · wall time {report.wall_time_s:.1f} s" if report.wall_time_s is not None else ""), "",
+          f"**{counts_text(report.counts())}**", "", "## Claims", "", COLUMNS_NOTE, "", claims_markdown(report), ""]
     if report.notes:
         md += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
     for name, rows in report.tables.items():
@@ -87,19 +123,25 @@ def read_report(path: str | Path) -> Report:
 def write_index(out_dir: str | Path) -> Path:
     """Write ``<out_dir>/index.md``: one row per claim over every ``<out_dir>/*/report.json``."""
     out = Path(out_dir)
-    rows = ["# icml25 reproduction index", "",
-            "| paper | scale | claim | statement | paper | ours | threshold | held |",
-            "|---|---|---|---|---|---|---|---|"]
-    total = held = 0
+    rows = ["| paper | scale | claim | kind | statement | paper value | reference | ours | threshold | held |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    totals: dict[str, dict[str, int]] = {}
+    skipped = []
     for rj in sorted(out.glob("*/report.json")):
-        rep = read_report(rj)
+        try:
+            rep = read_report(rj)
+        except (ValueError, KeyError, TypeError) as exc:  # a report from an older contract: say so, do not crash
+            skipped.append(f"- `{rj}` was not read ({exc}); rerun that reproduction")
+            continue
+        _merge_counts(totals, rep.counts())
         for c in rep.claims:
-            total += 1
-            held += c.held
-            rows.append(f"| [{rep.slug}]({rep.slug}/report.md) | {rep.scale.value} | {c.id} | {_cell(c.statement)} "
-                        f"| {_cell(_fmt(c.paper_value))} | {_cell(c.measured_text())} | {c.threshold_text()} "
-                        f"| {'yes' if c.held else '**no**'} |")
-    rows.insert(2, f"**{held}/{total} claims held.**\n")
+            rows.append(f"| [{rep.slug}]({rep.slug}/report.md) | {rep.scale.value} | {c.id} | {c.kind} "
+                        f"| {_cell(c.statement)} | {_with_source(c.paper_value, c.source)} "
+                        f"| {_with_source(c.reference_value, c.reference_source)} | {_cell(c.measured_text())} "
+                        f"| {c.threshold_text()} | {c.status_text()} |")
+    rows = ["# icml25 reproduction index", "", f"**{counts_text(totals)}.**", "", COLUMNS_NOTE, "", *rows]
+    if skipped:
+        rows += ["", "Reports not read:", *skipped]
     path = out / "index.md"
     out.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")

@@ -65,9 +65,10 @@ def run_reproduction(slug: str, scale: Scale | str = Scale.QUICK, seed: int = 0,
 
 
 def _summary_line(report: Report) -> str:
-    held = sum(c.held for c in report.claims)
+    from .report import counts_text
+
     t = f" in {report.wall_time_s:.1f}s" if report.wall_time_s is not None else ""
-    return f"{report.slug}: {held}/{len(report.claims)} claims held{t}"
+    return f"{report.slug}: {counts_text(report.counts())}{t}"
 
 
 def _as_json(report: Report) -> dict[str, Any]:

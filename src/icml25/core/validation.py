@@ -1,0 +1,201 @@
+"""Input validation shared by every paper: small checks that raise a message a user can act on.
+
+Each check names the argument, says what was expected and what was given, and raises ``TypeError`` for a wrong
+type or ``ValueError`` for a wrong value (NaN, inf, shape, range). Checks return the validated value converted to
+the canonical type (a float, an int, a numpy array), so a caller writes ``p = check_probability(p, "p")``.
+
+Examples
+--------
+>>> check_probability(0.3, "p")
+0.3
+>>> check_probability(float("nan"), "p")
+Traceback (most recent call last):
+...
+ValueError: p must be a probability in [0, 1], got nan
+>>> check_int(3, "K", low=1)
+3
+>>> check_array([[1.0, 2.0]], "X", ndim=2).shape
+(1, 2)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "check_array", "check_real", "check_positive", "check_probability", "check_int", "check_option",
+    "check_prob_vector", "check_stochastic_matrix", "check_same_length", "check_fitted", "NotFittedError",
+]
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return f"an array of shape {x.shape} and dtype {x.dtype}"
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class NotFittedError(ValueError, AttributeError):
+    """An estimator was used before ``fit`` (the fallback when scikit-learn, whose class is used, is absent)."""
+
+
+def check_real(x: Any, name: str, *, low: float | None = None, high: float | None = None,
+               low_open: bool = False, high_open: bool = False, allow_inf: bool = False) -> float:
+    """A real number (Python or numpy scalar, not bool) that is finite and within ``[low, high]``.
+
+    ``low_open``/``high_open`` make the bound strict. Returns it as a Python ``float``.
+    """
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        if isinstance(x, np.ndarray) and x.ndim == 0 and np.issubdtype(x.dtype, np.number):
+            x = x.item()
+        else:
+            raise TypeError(f"{name} must be a real number, got {_describe(x)}")
+    v = float(x)
+    if math.isnan(v) or (math.isinf(v) and not allow_inf):
+        raise ValueError(f"{name} must be a finite number, got {v}")
+    if low is not None and (v < low or (low_open and v == low)):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {v}")
+    if high is not None and (v > high or (high_open and v == high)):
+        raise ValueError(f"{name} must be {'<' if high_open else '<='} {high}, got {v}")
+    return v
+
+
+def check_positive(x: Any, name: str, *, allow_zero: bool = False) -> float:
+    """A finite real number ``> 0`` (``>= 0`` with ``allow_zero``), returned as a float."""
+    return check_real(x, name, low=0.0, low_open=not allow_zero)
+
+
+def check_probability(x: Any, name: str, *, open_low: bool = False, open_high: bool = False) -> float:
+    """A probability in ``[0, 1]`` (endpoints excluded with ``open_low``/``open_high``), returned as a float."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, np.ndarray)):
+        raise TypeError(f"{name} must be a probability in [0, 1], got {_describe(x)}")
+    v = float(x)
+    lo = "(" if open_low else "["
+    hi = ")" if open_high else "]"
+    if math.isnan(v) or v < 0 or v > 1 or (open_low and v == 0) or (open_high and v == 1):
+        raise ValueError(f"{name} must be a probability in {lo}0, 1{hi}, got {v}")
+    return v
+
+
+def check_int(x: Any, name: str, *, low: int | None = None, high: int | None = None) -> int:
+    """An integer (Python or numpy, or an integral float such as ``3.0``; not bool) in ``[low, high]``."""
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, got {x!r}")
+    if isinstance(x, numbers.Integral):
+        v = int(x)
+    elif isinstance(x, numbers.Real) and float(x).is_integer():
+        v = int(x)
+    else:
+        raise TypeError(f"{name} must be an integer, got {_describe(x)}")
+    if low is not None and v < low:
+        raise ValueError(f"{name} must be >= {low}, got {v}")
+    if high is not None and v > high:
+        raise ValueError(f"{name} must be <= {high}, got {v}")
+    return v
+
+
+def check_option(x: Any, name: str, options: Iterable[Any]) -> Any:
+    """``x`` must be one of ``options`` (compared with ``==``); the message lists them."""
+    opts = list(options)
+    if x not in opts:
+        raise ValueError(f"{name} must be one of {', '.join(repr(o) for o in opts)}; got {x!r}")
+    return x
+
+
+def check_array(x: Any, name: str, *, ndim: int | Sequence[int] | None = None,
+                shape: Sequence[int | None] | None = None, dtype: Any = float, finite: bool = True,
+                min_size: int = 1, low: float | None = None, high: float | None = None) -> np.ndarray:
+    """Convert ``x`` to a numpy array and check it.
+
+    Parameters
+    ----------
+    ndim : int or sequence of int, optional
+        Allowed numbers of dimensions.
+    shape : sequence of (int or None), optional
+        Required shape; ``None`` entries match any length.
+    dtype : numpy dtype or None
+        Target dtype (``float`` by default; ``int`` accepts integral floats; None keeps the dtype).
+    finite : bool
+        Reject NaN and inf (numeric dtypes only).
+    min_size : int
+        Minimum number of elements (1 rejects empty arrays).
+    low, high : float, optional
+        Inclusive bounds on every element.
+    """
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be an array of numbers, got {_describe(x)}")
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{name} must be a rectangular array, could not convert it: {exc}") from None
+    if arr.dtype == object or arr.dtype.kind in "USV":
+        raise TypeError(f"{name} must be an array of numbers, got {_describe(arr)}")
+    if dtype is not None:
+        target = np.dtype(dtype)
+        if target.kind in "iu" and arr.dtype.kind == "f":
+            if arr.size and not np.all(np.isfinite(arr)):
+                raise ValueError(f"{name} must hold finite integers, found NaN or inf")
+            if arr.size and not np.all(arr == np.round(arr)):
+                raise TypeError(f"{name} must hold integers, got non-integral floats")
+        if target.kind in "iuf" and arr.dtype.kind == "c":
+            raise TypeError(f"{name} must be real, got a complex array")
+        arr = arr.astype(target, copy=False)
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if arr.ndim not in allowed:
+            raise ValueError(f"{name} must have {' or '.join(map(str, allowed))} dimension(s), got shape {arr.shape}")
+    if shape is not None:
+        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
+            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+            raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
+    if arr.size < min_size:
+        raise ValueError(f"{name} must have at least {min_size} element(s), got shape {arr.shape}")
+    if finite and arr.dtype.kind in "fc" and arr.size and not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"{name} must be finite, found {bad} NaN/inf value(s)")
+    if low is not None and arr.size and np.any(arr < low):
+        raise ValueError(f"{name} must be >= {low} everywhere, got min {arr.min()}")
+    if high is not None and arr.size and np.any(arr > high):
+        raise ValueError(f"{name} must be <= {high} everywhere, got max {arr.max()}")
+    return arr
+
+
+def check_prob_vector(p: Any, name: str, *, axis: int = -1, atol: float = 1e-6, ndim: int | None = None) -> np.ndarray:
+    """Probability vectors along ``axis``: entries in [0, 1] that sum to 1 within ``atol``."""
+    arr = check_array(p, name, ndim=ndim, low=-atol, high=1 + atol)
+    sums = arr.sum(axis=axis)
+    if not np.allclose(sums, 1.0, atol=atol * max(1, arr.shape[axis] if arr.ndim else 1)):
+        worst = float(np.max(np.abs(sums - 1.0)))
+        raise ValueError(f"{name} must sum to 1 along axis {axis} (probability vectors); worst deviation {worst:.3g}")
+    return np.clip(arr, 0.0, 1.0)
+
+
+def check_stochastic_matrix(P: Any, name: str, *, atol: float = 1e-6) -> np.ndarray:
+    """A (..., n, n) or (..., n, m) row-stochastic matrix: every row a probability vector."""
+    arr = check_array(P, name, ndim=tuple(range(2, 8)))
+    return check_prob_vector(arr, name, axis=-1, atol=atol)
+
+
+def check_same_length(**arrays: Any) -> int:
+    """All keyword arrays have the same first dimension; returns it. ``check_same_length(X=X, y=y)``."""
+    lengths = {k: len(v) for k, v in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+        raise ValueError(f"{' and '.join(lengths)} must have the same number of rows; {desc}")
+    return next(iter(lengths.values()), 0)
+
+
+def check_fitted(estimator: Any, attributes: str | Sequence[str]) -> None:
+    """Raise scikit-learn's ``NotFittedError`` unless ``estimator`` has every attribute in ``attributes`` (set by ``fit``)."""
+    attrs = [attributes] if isinstance(attributes, str) else list(attributes)
+    if not all(getattr(estimator, a, None) is not None for a in attrs):
+        try:  # scikit-learn's own class (also a ValueError and AttributeError), so sklearn tooling recognises it
+            from sklearn.exceptions import NotFittedError as error
+        except ImportError:
+            error = NotFittedError
+        raise error(f"this {type(estimator).__name__} instance is not fitted yet; call fit(...) first")
