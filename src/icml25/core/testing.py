@@ -4,15 +4,59 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .claims import Report, Scale
 from .optional import has
 
-__all__ = ["requires", "quick_report", "test_seeds"]
+__all__ = ["requires", "quick_report", "test_seeds", "BadInputCase", "ARRAY", "PROB", "SIZE", "POSITIVE", "REAL",
+           "TEXT"]
+
+#: argument kinds of a :class:`BadInputCase`; each names the bad variants the fuzz contract tries for it
+ARRAY = "array"        # a numeric array: a NaN or inf at a drawn position, an empty array, an extra axis, a string
+PROB = "prob"          # a probability: NaN, a value below 0 or above 1, a string
+SIZE = "size"          # a positive integer (a count, a size): 0, a negative, a non-integral float, NaN, a string
+POSITIVE = "positive"  # a positive real: 0, a negative, NaN, inf, a string
+REAL = "real"          # any finite real: NaN, inf, a string
+TEXT = "text"          # a non-empty string: an empty string, a number
 
 _CACHE: dict[tuple[str, int], Report] = {}
+
+
+@dataclass
+class BadInputCase:
+    """One valid example call of a public callable, and the kinds of its arguments, for the fuzz contract.
+
+    ``tests/<slug>/bad_input_cases.py`` defines ``CASES: list[BadInputCase]``; ``tests/core/test_bad_input.py``
+    checks that every callable in the paper's ``__all__`` has a case and that every bad variant of every
+    declared argument raises ``ValueError``/``TypeError`` naming the argument.
+
+    Parameters
+    ----------
+    name : str
+        The public name (``"fit_rr_mle"``), or ``"Class.method"`` for a method call on an instance.
+    kwargs : callable
+        Zero-argument function returning the valid keyword arguments (built lazily, so collecting is cheap).
+    bad : dict of str -> kind
+        Arguments to corrupt and their kind (:data:`ARRAY`, :data:`PROB`, :data:`SIZE`, :data:`POSITIVE`,
+        :data:`REAL`, :data:`TEXT`).
+    obj : callable, optional
+        For ``"Class.method"``: zero-argument function returning a ready instance (fitted if needed).
+    skip : str
+        Reason this callable takes no numeric user input to corrupt (e.g. a constant-free enum, a protocol).
+    warns : type, optional
+        A warning category that a bad input may raise instead of an error (documented behaviour).
+    """
+
+    name: str
+    kwargs: Callable[[], dict[str, Any]] | None = None
+    bad: dict[str, str] = field(default_factory=dict)
+    obj: Callable[[], Any] | None = None
+    skip: str = ""
+    warns: type | None = None
 
 
 def requires(*modules: str) -> Any:
