@@ -71,5 +71,5 @@ def test_vug_bad_input() -> None:
         vug_experiment(nx.relabel_nodes(nx.path_graph(3), {0: "a"}), 0.2, 0.3, 10, [1])
     with pytest.raises(ValueError, match="strategies"):
         vug_experiment(nx.path_graph(3), 0.2, 0.3, 10, [1], strategies=("magic",))
-    with pytest.raises(ValueError, match="k must satisfy"):
+    with pytest.raises(ValueError, match="budgets must be <= 3"):
         vug_experiment(nx.path_graph(3), 0.5, 0.3, 50, [5], strategies=("degree",), true_graph_strategies=())

@@ -90,7 +90,7 @@ def test_greedy_on_star_and_disconnected_graph() -> None:
 
 
 def test_nice_tree_decomposition_is_valid() -> None:
-    for g in (random_partial_k_tree(15, 3, seed=1), nx.karate_club_graph(), nx.empty_graph(4),
+    for g in (random_partial_k_tree(15, 3, seed=1), nx.Graph(nx.karate_club_graph().edges), nx.empty_graph(4),
               nx.disjoint_union(nx.cycle_graph(5), nx.star_graph(3))):
         ntd = nice_tree_decomposition(g)
         ntd.validate(g)
@@ -106,7 +106,7 @@ def test_baselines() -> None:
 
 
 def test_spectral_radius_matches_peer_and_sparse_path() -> None:
-    g = nx.karate_club_graph()
+    g = nx.Graph(nx.karate_club_graph().edges)  # without the edge weights
     assert spectral_radius(g) == pytest.approx(max(nx.adjacency_spectrum(g, weight=None).real), abs=1e-9)
     big = nx.random_regular_graph(4, 600, seed=0)
     assert spectral_radius(big) == pytest.approx(4.0, abs=1e-6)
@@ -114,9 +114,9 @@ def test_spectral_radius_matches_peer_and_sparse_path() -> None:
 
 def test_bad_budget_and_non_forest_raise() -> None:
     g = nx.path_graph(4)
-    with pytest.raises(ValueError, match="k must satisfy"):
+    with pytest.raises(ValueError, match=r"k must be (<=|>=)"):
         srm_greedy(g, 5)
-    with pytest.raises(ValueError, match="k must satisfy"):
+    with pytest.raises(ValueError, match=r"k must be (<=|>=)"):
         srm_exact_treewidth(g, -1)
     with pytest.raises(ValueError, match="forest"):
         srm_tree(nx.cycle_graph(4), 1)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import networkx as nx
 import numpy as np
+
+from icml25.core import validation as v
 
 __all__ = ["check_graph", "check_probability", "check_budget", "check_states"]
 
@@ -21,28 +24,26 @@ def check_graph(graph: Any, name: str = "graph") -> nx.Graph:
     loops = nx.number_of_selfloops(graph)
     if loops:
         raise ValueError(f"{name} must have no self-loops, got {loops} (e.g. at node {next(nx.nodes_with_selfloops(graph))!r})")
+    weighted = next(((a, b, w) for a, b, w in graph.edges(data="weight", default=1) if w != 1), None)
+    if weighted is not None:
+        a, b, w = weighted
+        warnings.warn(f"{name} has edge weights (e.g. weight={w!r} on edge ({a!r}, {b!r})), but the SIS model, the "
+                      "learners and spectral-radius minimisation are defined on simple unweighted graphs: the "
+                      f"weights are ignored. Pass networkx.Graph({name}.edges) to drop them.", UserWarning,
+                      stacklevel=3)
     return graph
 
 
 def check_probability(value: Any, name: str) -> float:
-    """Return ``value`` as a float if it lies in the open interval (0, 1), else raise ValueError."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number in (0, 1), got {value!r}") from None
-    if not 0.0 < v < 1.0:
-        raise ValueError(f"{name} must lie in the open interval (0, 1), got {v}")
-    return v
+    """Return ``value`` as a float if it lies in the open interval (0, 1), else raise ValueError/TypeError."""
+    return v.check_probability(value, name, open_low=True, open_high=True)
 
 
 def check_budget(k: Any, n: int, name: str = "k") -> int:
-    """Return ``k`` as an int if ``0 <= k <= n`` (n = number of vertices), else raise ValueError."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer budget, got {type(k).__name__}")
-    k = int(k)
-    if k < 0 or k > n:
-        raise ValueError(f"{name} must satisfy 0 <= {name} <= number of vertices ({n}), got {k}")
-    return k
+    """Return ``k`` as an int if ``0 <= k <= n`` (n = number of vertices), else raise ValueError/TypeError."""
+    if isinstance(k, (float, np.floating)):
+        raise TypeError(f"{name} must be an integer budget, got {k!r}")
+    return v.check_int(k, name, low=0, high=n)
 
 
 def check_states(Y: Any, n: int | None = None, name: str = "Y") -> np.ndarray:

@@ -13,6 +13,7 @@ import networkx as nx
 
 from icml25.core.data import resolve_data
 from icml25.core.seeding import check_random_state
+from icml25.core.validation import check_int, check_positive, check_probability
 
 from ._validation import check_graph
 from .spectral import spectral_radius
@@ -56,7 +57,7 @@ def load_outbreak_tree(name: str = FLU_TREE, path: str | Path | None = None) -> 
         database's case name, and for ``chn.2009.flu.1.00`` also ``location``, ``strain``, ``onset``.
     """
     trees = _trees(path)
-    if name not in trees:
+    if not isinstance(name, str) or name not in trees:
         raise ValueError(f"name must be an OutbreakTrees id (see outbreak_tree_names()), got {name!r}")
     tree = nx.Graph()
     tree.add_node(trees[name]["root"])
@@ -98,6 +99,10 @@ def augment_to_spectral_radius(graph: nx.Graph, target: float, seed: Any = 0,
     networkx.Graph
     """
     check_graph(graph)
+    target = check_positive(target, "target")
+    max_tries = check_int(max_tries, "max_tries", low=1)
+    if same_attribute is not None and not isinstance(same_attribute, str):
+        raise TypeError(f"same_attribute must be a node attribute name (str) or None, got {same_attribute!r}")
     n = graph.number_of_nodes()
     if set(graph.nodes) != set(range(n)):
         raise ValueError("graph must have vertices 0..n-1 (use load_outbreak_tree or nx.convert_node_labels_to_integers)")
@@ -118,13 +123,13 @@ def augment_to_spectral_radius(graph: nx.Graph, target: float, seed: Any = 0,
 def flu_contact_graph(target_rho: float = 3.9, seed: Any = 0, path: str | Path | None = None) -> nx.Graph:
     """The augmented chn.2009.flu.1.00 contact graph (n = 40): the transmission tree plus seeded random pairs
     until ρ ≥ ``target_rho`` (seed 0: 54 edges, ρ ≈ 4.07, Δ = 9)."""
+    target_rho = check_positive(target_rho, "target_rho")
     return augment_to_spectral_radius(load_outbreak_tree(FLU_TREE, path=path), target_rho, seed=seed)
 
 
 def random_tree(n: int, seed: Any = None) -> nx.Graph:
     """A uniformly random labelled tree on 0..n−1 (Prüfer sequence)."""
-    if int(n) < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+    n = check_int(n, "n", low=1)
     rng = check_random_state(seed)
     if n <= 2:
         return nx.path_graph(n)
@@ -137,10 +142,9 @@ def random_partial_k_tree(n: int, k: int, keep: float = 0.8, seed: Any = None) -
 
     The k-tree starts from a (k+1)-clique; each new vertex joins a uniformly chosen existing k-clique.
     """
-    if int(k) < 1 or int(n) < k + 1:
-        raise ValueError(f"need k >= 1 and n >= k+1, got n={n}, k={k}")
-    if not 0.0 < float(keep) <= 1.0:
-        raise ValueError(f"keep must lie in (0, 1], got {keep}")
+    k = check_int(k, "k", low=1)
+    n = check_int(n, "n", low=k + 1)
+    keep = check_probability(keep, "keep", open_low=True)
     rng = check_random_state(seed)
     g = nx.complete_graph(k + 1)
     cliques = [tuple(c) for c in _k_subsets(list(range(k + 1)), k)]

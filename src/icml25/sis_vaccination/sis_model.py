@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse
 
 from icml25.core.seeding import check_random_state
+from icml25.core.validation import check_int
 
 from ._validation import check_graph, check_probability
 
@@ -127,9 +128,8 @@ class SISModel:
         state = np.zeros(self.n, dtype=bool)
         if k_random is not None:
             pool = np.flatnonzero(~self.vaccinated)
-            if not 0 <= int(k_random) <= pool.size:
-                raise ValueError(f"k_random must be in [0, {pool.size}] (unvaccinated vertices), got {k_random}")
-            state[self.rng.choice(pool, size=int(k_random), replace=False)] = True
+            k_random = check_int(k_random, "k_random", low=0, high=pool.size)  # at most the unvaccinated vertices
+            state[self.rng.choice(pool, size=k_random, replace=False)] = True
         elif initial_infected is not None:
             state[self._indices(initial_infected, "initial_infected")] = True
         else:
@@ -255,9 +255,7 @@ class SISModel:
         return t
 
 
-def _check_steps(value: Any, name: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if int(value) < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
+def _check_steps(value: Any, name: str, minimum: int = 1) -> int:
+    if isinstance(value, (float, np.floating)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    return check_int(value, name, low=minimum)

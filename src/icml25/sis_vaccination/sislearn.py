@@ -8,6 +8,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from icml25.core.validation import check_int, check_option, check_positive, check_real
+
 from ._params import ParamsMixin
 from ._threads import single_blas_thread
 from ._transitions import as_transitions
@@ -104,22 +106,19 @@ class SISLearn(ParamsMixin):
     def _validate(self) -> float:
         """Check the parameters; return the pruning tolerance ε_ν in use."""
         p = check_probability(self.p_inf, "p_inf")
-        if isinstance(self.max_degree, bool) or not isinstance(self.max_degree, (int, np.integer)) \
-                or self.max_degree < 1:
-            raise ValueError(f"max_degree must be a positive integer, got {self.max_degree!r}")
-        if not 0.0 <= float(self.eps_mu) < p:
-            raise ValueError(f"eps_mu must lie in [0, p_inf={p}), got {self.eps_mu}")
+        if isinstance(self.max_degree, (float, np.floating)):
+            raise TypeError(f"max_degree must be a positive integer, got {self.max_degree!r}")
+        check_int(self.max_degree, "max_degree", low=1)
+        check_real(self.eps_mu, "eps_mu", low=0.0, high=p, high_open=True)
         bound = self.nu_bound
-        eps_nu = 0.4 * bound if self.eps_nu is None else float(self.eps_nu)
-        if not 0.0 <= eps_nu or not 2.0 * eps_nu < bound:
+        eps_nu = 0.4 * bound if self.eps_nu is None else check_real(self.eps_nu, "eps_nu", low=0.0)
+        if not 2.0 * eps_nu < bound:
             raise ValueError(f"eps_nu must satisfy 0 <= 2*eps_nu < p_inf(1-p_inf)^(max_degree-1) = {bound:.4g}, "
                              f"got eps_nu={eps_nu}")
-        if self.pruning not in ("heuristic", "exact"):
-            raise ValueError(f"pruning must be 'heuristic' or 'exact', got {self.pruning!r}")
-        if self.superset not in ("mu", "all"):
-            raise ValueError(f"superset must be 'mu' or 'all', got {self.superset!r}")
-        if int(self.max_exact_superset) < 1 or int(self.max_exact_superset) > 24:
-            raise ValueError(f"max_exact_superset must be in [1, 24], got {self.max_exact_superset}")
+        check_option(self.pruning, "pruning", ("heuristic", "exact"))
+        check_option(self.superset, "superset", ("mu", "all"))
+        check_int(self.max_exact_superset, "max_exact_superset", low=1, high=24)
+        check_positive(self.z, "z")
         return eps_nu
 
     @property

@@ -10,6 +10,8 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
+from icml25.core.validation import check_array
+
 from ._validation import check_graph
 
 __all__ = ["spectral_radius", "spectral_radius_after_removal"]
@@ -63,9 +65,17 @@ def spectral_radius(graph: Any) -> float:
         if graph.number_of_nodes() == 0:
             return 0.0
         return _matrix_rho(nx.to_scipy_sparse_array(graph, dtype=float, weight=None, format="csr"))
-    a = graph if scipy.sparse.issparse(graph) else np.asarray(graph, dtype=float)
-    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+    if scipy.sparse.issparse(graph):
+        a = scipy.sparse.csr_matrix(graph, dtype=float)
+        check_array(a.data, "graph", ndim=1, min_size=0)  # finite entries
+        sym = abs(a - a.T).max() <= 1e-9 if a.shape[0] == a.shape[1] else False
+    else:
+        a = check_array(graph, "graph", ndim=2, min_size=0)
+        sym = a.shape[0] == a.shape[1] and np.allclose(a, a.T)
+    if a.shape[0] != a.shape[1]:
         raise ValueError(f"graph must be a networkx.Graph or a square adjacency matrix, got shape {a.shape}")
+    if not sym:
+        raise ValueError("graph must be a symmetric adjacency matrix (an undirected graph)")
     return _matrix_rho(a)
 
 

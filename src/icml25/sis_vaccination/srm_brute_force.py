@@ -9,6 +9,8 @@ import networkx as nx
 import numpy as np
 import scipy.linalg
 
+from icml25.core.validation import check_int
+
 from ._validation import check_budget, check_graph
 
 __all__ = ["srm_brute_force"]
@@ -36,6 +38,7 @@ def srm_brute_force(graph: nx.Graph, k: int, max_subsets: int = 2_000_000) -> tu
     check_graph(graph)
     n = graph.number_of_nodes()
     k = check_budget(k, n)
+    max_subsets = check_int(max_subsets, "max_subsets", low=1)
     from math import comb
 
     if comb(n, k) > max_subsets:

@@ -11,6 +11,7 @@ import scipy.linalg
 import scipy.sparse.csgraph
 
 from icml25.core.seeding import check_random_state
+from icml25.core.validation import check_int
 
 from ._validation import check_budget, check_graph
 
@@ -136,7 +137,7 @@ def walk_strategy(graph: nx.Graph, k: int, length: int | None = None) -> list[An
     nodes, a = _adj(graph)
     if n == 0 or k == 0:
         return []
-    ell = int(length) if length is not None else max(1, math.ceil(math.log(max(n, 2)) / math.log(1.1)))
+    ell = check_int(length, "length", low=1) if length is not None else max(1, math.ceil(math.log(max(n, 2)) / math.log(1.1)))
     rho = _rho(a)
     if rho == 0.0:
         return nodes[:k]

@@ -8,6 +8,8 @@ import networkx as nx
 import numpy as np
 import scipy.linalg
 
+from icml25.core.validation import check_positive
+
 from ._validation import check_budget, check_graph
 from .spectral import spectral_radius
 
@@ -78,8 +80,7 @@ def srm_tree(graph: nx.Graph, k: int, eps: float = 1e-4) -> list[Any]:
     k = check_budget(k, graph.number_of_nodes())
     if graph.number_of_nodes() and not nx.is_forest(graph):
         raise ValueError("graph must be a forest (acyclic); use srm_exact_treewidth or srm_greedy otherwise")
-    if float(eps) <= 0:
-        raise ValueError(f"eps must be positive, got {eps}")
+    eps = check_positive(eps, "eps")
     lo, hi = 0.0, spectral_radius(graph)
     at_zero = tree_feasible_removals(graph, lo)
     if len(at_zero) <= k:

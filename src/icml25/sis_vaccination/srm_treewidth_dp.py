@@ -21,6 +21,8 @@ import networkx as nx
 import numpy as np
 import scipy.linalg
 
+from icml25.core.validation import check_int, check_positive
+
 from ._validation import check_budget, check_graph
 from .nice_tree_decomposition import NiceTreeDecomposition, nice_tree_decomposition
 from .spectral import spectral_radius
@@ -192,8 +194,9 @@ def srm_exact_treewidth(graph: nx.Graph, k: int, eps: float = 0.01,
     """
     check_graph(graph)
     k = check_budget(k, graph.number_of_nodes())
-    if float(eps) <= 0:
-        raise ValueError(f"eps must be positive, got {eps}")
+    eps = check_positive(eps, "eps")
+    if max_states is not None:
+        max_states = check_int(max_states, "max_states", low=1)
     nodes = list(graph.nodes)
     if not nodes:
         return []
