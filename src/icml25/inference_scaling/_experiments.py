@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -20,14 +21,41 @@ def loss_slope(ks: np.ndarray, coverage: np.ndarray, k_lo: float, k_hi: float) -
     return float(np.polyfit(np.log(ks[sel]), np.log1p(-coverage[sel]), 1)[0])
 
 
-def real_data_fits(data: dict[str, dict[str, Any]], ks: np.ndarray, slope_range: tuple[float, float]
-                   ) -> list[dict[str, Any]]:
-    """Per-model beta-binomial fit vs the empirical curve and the single-difficulty baseline (spec 6 quick)."""
+class PlainPowerLaw:
+    """The reproduction's stub law (the naive baseline of spec 6): ``1 - pass@k = C k^(-b)``, fitted by least
+    squares in log-log on an empirical curve. No difficulty distribution, so no crossover at ``k ~ alpha`` and no
+    ceiling ``A``; ``b`` plays the role of ``beta`` and there is no ``alpha`` (NaN)."""
+
+    alpha = float("nan")
+    A = 1.0
+
+    def fit(self, ks: np.ndarray, coverage: np.ndarray) -> PlainPowerLaw:
+        k, y = np.asarray(ks, dtype=float), np.asarray(coverage, dtype=float)
+        sel = y < 1
+        slope, log_c = np.polyfit(np.log(k[sel]), np.log1p(-y[sel]), 1)
+        self.beta, self.C = float(-slope), float(np.exp(log_c))
+        return self
+
+    def pass_at_k(self, ks: Any) -> np.ndarray:
+        return np.clip(1.0 - self.C * np.asarray(ks, dtype=float) ** (-self.beta), 0.0, 1.0)
+
+
+def real_data_fits(data: dict[str, dict[str, Any]], ks: np.ndarray, slope_range: tuple[float, float],
+                   stub: bool = False) -> list[dict[str, Any]]:
+    """Per-model beta-binomial fit vs the empirical curve and the single-difficulty baseline (spec 6 quick).
+
+    ``stub``: fit :class:`PlainPowerLaw` to the empirical curve instead (the reproduction's stub).
+    """
     rows = []
     for name, d in progress(list(data.items()), "fitting Pythia models"):
         n, c = d["n"], d["c"]
-        fit = fit_counts(n, c)
         emp = coverage_curve(n, c, ks)
+        if stub:
+            law = PlainPowerLaw().fit(ks, emp)
+            nan = float("nan")
+            fit = SimpleNamespace(law=law, alpha=nan, beta=law.beta, zero_fraction=nan, se={"alpha": nan, "beta": nan})
+        else:
+            fit = fit_counts(n, c)
         pred = fit.law.pass_at_k(ks)
         single = SingleDifficulty().fit_counts(n, c).predict(ks)
         mae = float(np.mean(np.abs(pred - emp)))
@@ -43,11 +71,18 @@ def real_data_fits(data: dict[str, dict[str, Any]], ks: np.ndarray, slope_range:
     return rows
 
 
-def digitized_fits(curves: dict[str, tuple[np.ndarray, np.ndarray]]) -> list[dict[str, Any]]:
-    """Least-squares fits of Eq. 7 (A free and A = 1) and of Brown's exp(a k^b) to the digitised curves."""
+def digitized_fits(curves: dict[str, tuple[np.ndarray, np.ndarray]], stub: bool = False) -> list[dict[str, Any]]:
+    """Least-squares fits of Eq. 7 (A free and A = 1) and of Brown's exp(a k^b) to the digitised curves.
+
+    ``stub``: the "A free" fit is replaced by :class:`PlainPowerLaw` (the reproduction's stub).
+    """
     rows = []
     for name, (k, y) in curves.items():
-        free = fit_curve(k, y, fit_A=True)
+        if stub:
+            law = PlainPowerLaw().fit(k, y)
+            free = SimpleNamespace(law=law, rmse=float(np.sqrt(np.mean((law.pass_at_k(k) - y) ** 2))))
+        else:
+            free = fit_curve(k, y, fit_A=True)
         one = fit_curve(k, y, fit_A=False)
         brown = ExpPowerLaw().fit(k, y)
         brown_rmse = float(np.sqrt(np.mean((brown.predict(k) - y) ** 2)))
