@@ -7,7 +7,8 @@ import importlib
 
 import pytest
 
-MODULES = ["estimators", "beta_law", "baselines", "collection", "fitting", "correlation", "compute"]
+MODULES = ["estimators", "beta_law", "baselines", "collection", "fitting", "correlation", "compute", "datasets"]
+WITH_EXAMPLES = {"estimators", "beta_law", "baselines", "collection"}
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -15,3 +16,5 @@ def test_docstring_examples(name: str) -> None:
     mod = importlib.import_module(f"icml25.inference_scaling.{name}")
     res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert res.failed == 0
+    if name in WITH_EXAMPLES:
+        assert res.attempted > 0, f"{name} lost its docstring examples"

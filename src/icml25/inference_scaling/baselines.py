@@ -17,6 +17,7 @@ import numpy as np
 from scipy.optimize import least_squares, minimize_scalar
 
 from icml25.core.seeding import check_random_state
+from icml25.core.validation import check_int
 
 from .estimators import coverage_curve, subsample_counts, validate_counts, validate_ks
 from .fitting import fit_counts, fit_curve, validate_curve
@@ -277,8 +278,9 @@ def compare_laws(n: Any, c: Any, ks: Any, holdout_k: int | None = None, random_s
     if holdout_k is None:
         n_fit, c_fit, budget = n_arr, c_arr, int(n_arr.min())
     else:
-        n_fit, c_fit = subsample_counts(n_arr, c_arr, int(holdout_k), check_random_state(random_state))
-        budget = int(holdout_k)
+        holdout_k = check_int(holdout_k, "holdout_k", low=1, high=int(n_arr.min()))
+        n_fit, c_fit = subsample_counts(n_arr, c_arr, holdout_k, check_random_state(random_state))
+        budget = holdout_k
     fit_ks = grid[grid <= budget]
     if fit_ks.size < 2:
         raise ValueError(f"need at least two ks <= the fitting budget {budget}, got {fit_ks.size}")

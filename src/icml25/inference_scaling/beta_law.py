@@ -18,6 +18,7 @@ from scipy.optimize import brentq
 from scipy.special import gammaln
 
 from icml25.core.seeding import check_random_state
+from icml25.core.validation import check_array, check_positive, check_probability
 
 from .correlation import IID, TrialCorrelation
 
@@ -25,20 +26,12 @@ __all__ = ["BetaCoverageLaw", "sample_counts"]
 
 
 def _check_positive(x: Any, name: str) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a positive number, got {type(x).__name__}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {x!r}")
-    return v
+    return check_positive(x, name)
 
 
 def _k_array(k: Any) -> np.ndarray:
-    arr = np.asarray(k, dtype=float)
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-        raise ValueError(f"k must be finite and >= 0 attempts, got {k!r}")
-    return arr
+    """Numbers of attempts (any shape, elementwise): finite and >= 0."""
+    return check_array(k, "k", min_size=0, low=0.0)
 
 
 class BetaCoverageLaw:
@@ -160,9 +153,7 @@ class BetaCoverageLaw:
         ValueError
             Unless ``0 < eps < 1``.
         """
-        eps = float(eps)
-        if not 0.0 < eps < 1.0:
-            raise ValueError(f"eps must be in (0, 1), got {eps!r}")
+        eps = check_probability(eps, "eps", open_low=True, open_high=True)
         target = np.log(eps)
 
         def f(logk: float) -> float:
@@ -179,8 +170,8 @@ class BetaCoverageLaw:
 
     def k_for_coverage(self, target: float) -> float:
         """Attempts ``k`` at which ``pass@k`` reaches ``target`` (``0 < target < A``)."""
-        target = float(target)
-        if not 0.0 < target < self.A:
+        target = check_probability(target, "target", open_low=True)
+        if not target < self.A:
             raise ValueError(f"target coverage must be in (0, A={self.A:g}), got {target!r}")
         return self.k_for_loss(1.0 - target / self.A)
 

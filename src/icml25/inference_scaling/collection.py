@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from icml25.core.progress import progress
+from icml25.core.validation import check_int, check_positive, check_probability
 
 __all__ = ["AttemptCounts", "collect_counts"]
 
@@ -115,9 +116,13 @@ def collect_counts(problems: Sequence[Any], generate_fn: Any, verify_fn: Callabl
         raise TypeError(f"problems must be a sequence of problems, got {type(problems).__name__}")
     if len(problems) == 0:
         raise ValueError("problems is empty: need at least one problem")
-    for v, name in ((n_attempts, "n_attempts"), (batch_size, "batch_size"), (prompts_per_call, "prompts_per_call")):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    for v, name in ((n_attempts, "n_attempts"), (batch_size, "batch_size"), (prompts_per_call, "prompts_per_call"),
+                    (max_tokens, "max_tokens")):
+        if isinstance(v, (float, np.floating)):
+            raise TypeError(f"{name} must be a positive integer, got {v!r}")
+        check_int(v, name, low=1)
+    check_positive(temperature, "temperature", allow_zero=True)
+    check_probability(top_p, "top_p", open_low=True)
     if not callable(verify_fn):
         raise TypeError(f"verify_fn must be callable (problem, text) -> bool, got {type(verify_fn).__name__}")
     is_lm = hasattr(generate_fn, "generate") and callable(generate_fn.generate)

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.validation import check_array, check_positive
+
 __all__ = ["AttemptCost", "coverage_at_compute", "best_model_for_budget"]
 
 
@@ -35,11 +37,8 @@ class AttemptCost:
 
     def __post_init__(self) -> None:
         for name in ("n_params", "gen_tokens"):
-            v = getattr(self, name)
-            if not np.isfinite(v) or v <= 0:
-                raise ValueError(f"{name} must be a positive number, got {v!r}")
-        if not np.isfinite(self.prompt_tokens) or self.prompt_tokens < 0:
-            raise ValueError(f"prompt_tokens must be >= 0, got {self.prompt_tokens!r}")
+            check_positive(getattr(self, name), name)
+        check_positive(self.prompt_tokens, "prompt_tokens", allow_zero=True)
 
     @property
     def flops(self) -> float:
@@ -48,9 +47,7 @@ class AttemptCost:
 
     def attempts(self, flops: Any) -> np.ndarray:
         """Whole attempts affordable with ``flops`` per problem: ``floor(flops / c1)``."""
-        f = np.asarray(flops, dtype=float)
-        if np.any(~np.isfinite(f)) or np.any(f < 0):
-            raise ValueError("flops must be finite and non-negative")
+        f = check_array(flops, "flops", min_size=0, low=0.0)  # any shape, elementwise
         return np.floor(f / self.flops)
 
 
@@ -97,7 +94,7 @@ def best_model_for_budget(models: dict[str, tuple[Any, AttemptCost]], flops_grid
     """
     if not models:
         raise ValueError("models must name at least one (law, cost) pair")
-    grid = np.atleast_1d(np.asarray(flops_grid, dtype=float))
+    grid = check_array(flops_grid, "flops_grid", ndim=1, low=0.0)
     cov = {name: coverage_at_compute(law, cost, grid) for name, (law, cost) in models.items()}
     names = list(models)
     rows = []

@@ -19,6 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from scipy.special import betaln, gammaln, logsumexp
 
+from icml25.core.validation import check_array, check_real
+
 __all__ = ["TrialCorrelation", "IID", "RepeatCorrelation", "PowerCorrelation", "correlation_from_name"]
 
 
@@ -46,6 +48,12 @@ def _log(p: Any) -> np.ndarray:
         return np.log(np.asarray(p, dtype=float))
 
 
+def _check_p_k(p: Any, k: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Failure probabilities in [0, 1] and attempt counts >= 0 (any broadcastable shapes)."""
+    return (check_array(p, "p", min_size=0, low=0.0, high=1.0),
+            check_array(k, "k", min_size=0, low=0.0))
+
+
 class IID:
     """Independent attempts: ``P(all k fail | p) = p^k`` (the paper's Eq. for pass_i@k = 1 - p_i^k)."""
 
@@ -55,6 +63,7 @@ class IID:
 
     def log_p_all_fail(self, p: Any, k: Any) -> np.ndarray:
         """``k log p`` (``-inf`` where ``p = 0``)."""
+        p, k = _check_p_k(p, k)
         k = np.asarray(k, dtype=float)
         lp = _log(p)
         with np.errstate(invalid="ignore"):
@@ -94,9 +103,7 @@ class RepeatCorrelation:
     bounds = (0.0, 0.999)
 
     def __init__(self, rho: float = 0.0) -> None:
-        rho = float(rho)
-        if not 0.0 <= rho < 1.0:
-            raise ValueError(f"rho must be in [0, 1), got {rho!r}")
+        rho = check_real(rho, "rho", low=0.0, high=1.0, high_open=True)
         self.rho = rho
 
     @property
@@ -110,6 +117,7 @@ class RepeatCorrelation:
 
     def log_p_all_fail(self, p: Any, k: Any) -> np.ndarray:
         """``log p + (k - 1) log(rho + (1 - rho) p)``."""
+        p, k = _check_p_k(p, k)
         k = np.asarray(k, dtype=float)
         p = np.asarray(p, dtype=float)
         with np.errstate(invalid="ignore"):
@@ -171,9 +179,7 @@ class PowerCorrelation:
     bounds = (1e-3, 1.0)
 
     def __init__(self, gamma: float = 1.0) -> None:
-        gamma = float(gamma)
-        if not 0.0 < gamma <= 1.0:
-            raise ValueError(f"gamma must be in (0, 1], got {gamma!r}")
+        gamma = check_real(gamma, "gamma", low=0.0, low_open=True, high=1.0)
         self.gamma = gamma
 
     @property
@@ -187,6 +193,7 @@ class PowerCorrelation:
 
     def log_p_all_fail(self, p: Any, k: Any) -> np.ndarray:
         """``k^gamma log p``."""
+        p, k = _check_p_k(p, k)
         k = np.asarray(k, dtype=float)
         with np.errstate(invalid="ignore"):
             return np.where(k == 0, 0.0, k**self.gamma * _log(p))

@@ -13,6 +13,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from icml25.core.seeding import check_random_state
+from icml25.core.validation import check_int, check_probability
 
 __all__ = ["validate_counts", "validate_ks", "pass_at_k", "coverage_curve", "bootstrap_ci", "log_spaced_ks",
            "subsample_counts"]
@@ -20,6 +21,8 @@ __all__ = ["validate_counts", "validate_ks", "pass_at_k", "coverage_curve", "boo
 
 def _as_int_array(x: Any, name: str) -> np.ndarray:
     """Convert ``x`` to an int64 array, refusing non-integer, non-finite or non-numeric values."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be numeric (integer counts), got the string {x!r}")
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
@@ -73,7 +76,12 @@ def validate_counts(n: Any, c: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def validate_ks(ks: Any, name: str = "ks", integer: bool = True) -> np.ndarray:
     """Check numbers of attempts ``ks`` (integers >= 1, or reals > 0 when not ``integer``); return a 1-D float array."""
-    arr = np.atleast_1d(np.asarray(ks, dtype=float))
+    if isinstance(ks, (str, bytes)):
+        raise TypeError(f"{name} must be numbers of attempts, got the string {ks!r}")
+    try:
+        arr = np.atleast_1d(np.asarray(ks, dtype=float))
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numbers of attempts, got {type(ks).__name__}") from None
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D list of attempt counts, got shape {arr.shape}")
     low_ok = arr >= 1 if integer else arr > 0
@@ -149,7 +157,8 @@ def coverage_curve(n: Any, c: Any, ks: Any) -> np.ndarray:
     ndarray, shape (n_k,)
         Empirical coverage at each k.
     """
-    return np.asarray(pass_at_k(n, c, np.atleast_1d(ks))).mean(axis=0)
+    ks = validate_ks(ks, "ks")
+    return np.asarray(pass_at_k(n, c, ks)).mean(axis=0)
 
 
 def bootstrap_ci(n: Any, c: Any, ks: Any, n_boot: int = 1000, level: float = 0.95,
@@ -174,11 +183,9 @@ def bootstrap_ci(n: Any, c: Any, ks: Any, n_boot: int = 1000, level: float = 0.9
     estimate, low, high : ndarray, shape (n_k,)
         Coverage on the full problem set and the interval bounds.
     """
-    if not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
-    if not 0.0 < float(level) < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    per_problem = np.asarray(pass_at_k(n, c, np.atleast_1d(ks)))
+    n_boot = check_int(n_boot, "n_boot", low=1)
+    level = check_probability(level, "level", open_low=True, open_high=True)
+    per_problem = np.asarray(pass_at_k(n, c, validate_ks(ks, "ks")))
     rng = check_random_state(random_state)
     m = per_problem.shape[0]
     idx = rng.integers(0, m, size=(int(n_boot), m))
@@ -190,8 +197,9 @@ def bootstrap_ci(n: Any, c: Any, ks: Any, n_boot: int = 1000, level: float = 0.9
 
 def log_spaced_ks(k_max: int, num: int = 41, k_min: int = 1) -> np.ndarray:
     """``num`` log-spaced integer attempt counts in ``[k_min, k_max]`` (duplicates after rounding removed)."""
-    if k_max < k_min or k_min < 1:
-        raise ValueError(f"need 1 <= k_min <= k_max, got k_min={k_min}, k_max={k_max}")
+    k_min = check_int(k_min, "k_min", low=1)
+    k_max = check_int(k_max, "k_max", low=k_min)
+    num = check_int(num, "num", low=1)
     ks = np.unique(np.round(np.logspace(np.log10(k_min), np.log10(k_max), int(num))).astype(np.int64))
     return ks
 
@@ -213,8 +221,7 @@ def subsample_counts(n: Any, c: Any, n_sub: int, random_state: Any = None) -> tu
     n_sub, c_sub : ndarray of int64, shape (n_problems,)
     """
     n_arr, c_arr = validate_counts(n, c)
-    if not isinstance(n_sub, (int, np.integer)) or not 1 <= n_sub <= n_arr.min():
-        raise ValueError(f"n_sub must be an integer in [1, min(n)={n_arr.min()}], got {n_sub!r}")
+    n_sub = check_int(n_sub, "n_sub", low=1, high=int(n_arr.min()))  # at most min(n) attempts
     rng = check_random_state(random_state)
     c_sub = rng.hypergeometric(c_arr, n_arr - c_arr, int(n_sub))
     return np.full_like(n_arr, int(n_sub)), c_sub.astype(np.int64)

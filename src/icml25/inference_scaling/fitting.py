@@ -16,6 +16,8 @@ import numpy as np
 from scipy.optimize import least_squares, minimize, minimize_scalar
 from scipy.special import betaln, digamma, expit, gammaln, logit
 
+from icml25.core.validation import check_array, check_positive, check_probability
+
 from .beta_law import BetaCoverageLaw
 from .correlation import TrialCorrelation
 from .estimators import validate_counts
@@ -103,6 +105,8 @@ def betabinom_loglik(alpha: float, beta: float, n: Any, c: Any, A: float = 1.0) 
     -------
     float
     """
+    alpha, beta = check_positive(alpha, "alpha"), check_positive(beta, "beta")
+    A = check_probability(A, "A", open_low=True)
     n_arr, c_arr = validate_counts(n, c)
     return float(np.sum(_per_problem_loglik(np.log(alpha), np.log(beta), n_arr, c_arr, A)[0]))
 
@@ -249,8 +253,8 @@ def validate_curve(ks: Any, coverage: Any, name: str = "coverage") -> tuple[np.n
 
     Returns the curve sorted by ``k`` (duplicate ``k`` must have equal coverage; they are averaged).
     """
-    k = np.asarray(ks, dtype=float).ravel()
-    y = np.asarray(coverage, dtype=float).ravel()
+    k = check_array(ks, "ks", ndim=1, min_size=0)
+    y = check_array(coverage, name, ndim=1, min_size=0)
     if k.size != y.size or k.size == 0:
         raise ValueError(f"ks and {name} must be non-empty and of equal length, got {k.size} and {y.size}")
     if not (np.all(np.isfinite(k)) and np.all(np.isfinite(y))):

@@ -14,6 +14,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from icml25.core.validation import check_array, check_int, check_positive, check_real
+
 __all__ = ["DigitsVAE", "train_vae", "attempt_errors"]
 
 
@@ -36,6 +38,8 @@ class DigitsVAE(nn.Module):
     """
 
     def __init__(self, n_features: int = 64, latent: int = 8, hidden: int = 128) -> None:
+        for v, name in ((n_features, "n_features"), (latent, "latent"), (hidden, "hidden")):
+            _check_size(v, name)
         super().__init__()
         self.enc = nn.Sequential(nn.Linear(n_features, hidden), nn.ReLU())
         self.mu = nn.Linear(hidden, latent)
@@ -59,12 +63,18 @@ class DigitsVAE(nn.Module):
         return self.decode(z), mu, logvar
 
 
+def _check_size(v: Any, name: str) -> int:
+    """A positive integer (a float such as 2.0 is refused: sizes are counts)."""
+    if isinstance(v, (float, np.floating)):
+        raise TypeError(f"{name} must be a positive integer, got {v!r}")
+    return check_int(v, name, low=1)
+
+
 def _check_X(X: Any) -> np.ndarray:
-    arr = np.asarray(X, dtype=np.float32)
-    if arr.ndim != 2 or arr.shape[0] < 1:
-        raise ValueError(f"X must be a 2-D array (n_samples, n_features), got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)) or arr.min() < 0 or arr.max() > 1:
-        raise ValueError("X must be finite and scaled to [0, 1] (e.g. digits / 16)")
+    arr = check_array(X, "X", ndim=2, dtype=np.float32)
+    if arr.min() < 0 or arr.max() > 1:
+        raise ValueError("X must be scaled to [0, 1] (e.g. digits / 16), got range "
+                         f"[{arr.min():.3g}, {arr.max():.3g}]")
     return arr
 
 
@@ -92,8 +102,8 @@ def train_vae(X: Any, latent: int = 8, hidden: int = 128, epochs: int = 60, batc
     """
     arr = _check_X(X)
     for v, name in ((latent, "latent"), (hidden, "hidden"), (epochs, "epochs"), (batch_size, "batch_size")):
-        if not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        _check_size(v, name)
+    lr = check_positive(lr, "lr")
     gen = torch.Generator().manual_seed(int(seed))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))
@@ -148,13 +158,12 @@ def attempt_errors(vae: DigitsVAE, X: Any, temperature: float, n_attempts: int, 
         Mean squared error per attempt; success is ``error < delta``.
     """
     arr = _check_X(X)
-    if not float(temperature) > 0:
-        raise ValueError(f"temperature must be > 0, got {temperature!r}")
-    if not 0.0 <= float(rho) < 1.0:
-        raise ValueError(f"rho must be in [0, 1), got {rho!r}")
+    temperature = check_positive(temperature, "temperature")
+    rho = check_real(rho, "rho", low=0.0, high=1.0, high_open=True)
     for v, name in ((n_attempts, "n_attempts"), (n_batches, "n_batches"), (chunk, "chunk")):
-        if not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        _check_size(v, name)
+    if not isinstance(vae, DigitsVAE):
+        raise TypeError(f"vae must be a DigitsVAE (from train_vae), got {type(vae).__name__}")
     gen = torch.Generator().manual_seed(int(seed))
     x = torch.from_numpy(arr)
     mu, logvar = vae.encode(x)
