@@ -21,6 +21,7 @@ from .extraction import (
 )
 from .mcts import MCTS, MCTSConfig
 from .policies import ConstantScorer, StepPolicy, StepScorer
+from .real_llm import HiddenStateValueHead, LMStepPolicy, run_eval
 from .sandbox import DEFAULT_ALLOWED_IMPORTS, SubprocessExecutor
 from .sharded_search import sharded_search
 from .step_format import STOP_STRINGS, TAGS, Step, StepFormat, extract_boxed, parse_step
@@ -31,7 +32,6 @@ from .word_tokenizer import WordTokenizer
 #: public names of the torch-backed modules, imported on first access (``import icml25.rstar_math`` needs only
 #: numpy; touching one of these names without torch raises the install hint)
 _LAZY = {
-    "HiddenStateValueHead": "real_llm", "LMStepPolicy": "real_llm", "run_eval": "real_llm",
     "pretrain_base": "base_model", "pretraining_corpus": "base_model",
     "PPMModel": "process_preference_model", "pair_accuracy": "process_preference_model",
     "ppm_pair_loss": "process_preference_model", "train_ppm": "process_preference_model",
