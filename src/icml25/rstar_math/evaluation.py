@@ -63,7 +63,17 @@ def sample_chains(policy: StepPolicy, executor: CodeExecutor, problems, k: int, 
 
 
 def majority_vote(answers: list[str | None], checker: AnswerChecker | None = None) -> str | None:
-    """Most frequent non-None answer (ties: first seen); equivalence classes by ``checker`` when given."""
+    """Most frequent non-None answer (ties: first seen); equivalence classes by ``checker`` when given.
+
+    Examples
+    --------
+    >>> majority_vote(["3", None, "4", "3"])
+    '3'
+    >>> majority_vote(["0.5", "1/2", "2"], checker=AnswerChecker(use_math_verify=False))
+    '0.5'
+    >>> majority_vote([None, None]) is None
+    True
+    """
     if isinstance(answers, (str, bytes)) or not isinstance(answers, (list, tuple)):
         raise TypeError(f"answers must be a list of answer strings (or None), got {type(answers).__name__}")
     if any(a is not None and not isinstance(a, str) for a in answers):

@@ -212,7 +212,15 @@ def filter_pairs(pairs: list[PairRecord], min_margin: float = 0.5, min_edit: int
 
 
 def edit_distance(a: str, b: str, cap: int | None = None) -> int:
-    """Levenshtein distance between two strings (character level); stops early once it exceeds ``cap``."""
+    """Levenshtein distance between two strings (character level); stops early once it exceeds ``cap``.
+
+    Examples
+    --------
+    >>> edit_distance("kitten", "sitting")
+    3
+    >>> edit_distance("Bob = Ann + 3", "Bob = Ann - 3")
+    1
+    """
     from icml25.core.validation import check_int
 
     from ._checks import check_text

@@ -210,5 +210,15 @@ class StepFormat:
 
 
 def parse_step(text: str) -> Step:
-    """Parse one generated step with the default :class:`StepFormat` (see :meth:`StepFormat.parse`)."""
+    """Parse one generated step with the default :class:`StepFormat` (see :meth:`StepFormat.parse`).
+
+    Examples
+    --------
+    >>> parse_step(" Ann = 3 <end_of_step>").kind
+    'code'
+    >>> parse_step(" <answer> $\\\\boxed{ 6 }$ <end_of_answer>").answer
+    '6'
+    >>> parse_step(" no stop tag").kind
+    'invalid'
+    """
     return StepFormat().parse(text)

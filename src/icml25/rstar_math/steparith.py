@@ -149,6 +149,16 @@ class StepArithGenerator:
         Use indirect references ("the total from before") at L5+.
     seed : int
         Random seed (pure-Python ``random.Random``).
+
+    Examples
+    --------
+    >>> from icml25.rstar_math import SafeArithExecutor
+    >>> p = StepArithGenerator(levels=(2,), seed=0).sample(1)[0]
+    >>> p.level, len(p.canonical_steps())  # 2 operations over 3 quantities, print and answer steps
+    (2, 6)
+    >>> code = "; ".join(d.code() for d in p.defs) + f"; print({p.final})"
+    >>> SafeArithExecutor().run(code).stdout.strip() == p.answer
+    True
     """
 
     def __init__(self, levels=(1, 2, 3, 4, 5, 6), distractors: bool = True, shuffle: bool = True,

@@ -129,6 +129,16 @@ def uct_score(node: Node, c: float = 2.0, unvisited_bonus: str = "zero") -> floa
     With ``unvisited_bonus="zero"`` (official rule) a child with ``N = 0`` or a parent with ``N = 0`` scores
     ``0`` (its Q is 0 and the exploration term is 0); with ``"infinite"`` an unvisited child scores ``+inf``
     (textbook UCT).
+
+    Examples
+    --------
+    >>> root = Node(N=4)
+    >>> child = Node(parent=root, N=2, W=1.0)
+    >>> root.children.append(child)
+    >>> round(uct_score(child, c=2.0), 4)  # 0.5 + 2 * sqrt(ln 4 / 2)
+    2.1651
+    >>> uct_score(Node(parent=root), c=2.0)  # unvisited child, official zero bonus
+    0.0
     """
     c = check_real(c, "c", low=0.0)
     check_option(unvisited_bonus, "unvisited_bonus", ("zero", "infinite"))
