@@ -125,7 +125,6 @@ def run_eval(data: str, policy: str, ppm_head: str | None = None, ppm_model: str
     ``acc``, ``steps`` and the per-problem ``correct`` list.
     """
     from icml25.core.validation import check_int, check_positive
-
     from icml25.llm import load_model
 
     from ._checks import check_text

@@ -31,7 +31,6 @@ def make_tiny_lm(n_layer: int = 2, n_head: int = 4, n_embd: int = 64, block_size
         Dropout probability.
     """
     from icml25.core.validation import check_int, check_probability
-
     from icml25.llm import TinyGPT, TinyGPTConfig
 
     for name, value in (("n_layer", n_layer), ("n_head", n_head), ("n_embd", n_embd), ("block_size", block_size)):
