@@ -83,8 +83,6 @@ class Config:
             raise ValueError(f"n_embd must be divisible by n_head, got n_embd={self.n_embd}, n_head={self.n_head}")
         if self.ablation_seeds > self.eval_seeds:
             raise ValueError(f"ablation_seeds must be <= eval_seeds ({self.eval_seeds}), got {self.ablation_seeds}")
-        if self.block_size < 64:
-            raise ValueError(f"block_size must be >= 64 tokens (a prompt and one step), got {self.block_size}")
 
     @classmethod
     def quick(cls) -> Config:
