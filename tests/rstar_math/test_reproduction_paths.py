@@ -20,8 +20,9 @@ def _toy(**kw) -> Config:
 def test_three_round_path_runs_at_toy_size(tmp_path: Path):
     rep = reproduce(Scale.QUICK, 0, tmp_path, _toy())
     ids = [c.id for c in rep.claims]
-    assert ids == ["A1", "A2", "A3", "A4", "A5", "B1", "B2", "B3", "B4", "C1", "C1b", "C1c", "C2", "C2b", "C3",
-                   "C3b", "C4", "C4b", "C4c", "C4d", "C5", "C5b", "C6", "D1", "D2", "D3", "D4", "E1"]
+    assert ids == ["A1", "A2", "A3", "A4", "A5", "B1", "B2", "B3", "B4", "C1", "C1b", "K1", "C1c", "C2", "C2b",
+                   "C3", "C3b", "K2", "C4", "C4b", "C4c", "C4d", "C5", "C5b", "C6", "K3", "D1", "D2", "D3", "D4",
+                   "K4", "E1"]
     by_id = {c.id: c for c in rep.claims}
     nan = {c.id for c in rep.claims if isinstance(c.measured, float) and math.isnan(c.measured)}
     # C1b: the pool has no L5-L6 problems (the test set has, so the other hard-split claims are measured);

@@ -4,8 +4,6 @@ SFT and preference-pair extraction, and a process preference model (PPM), with a
 Search, extraction and the synthetic domain are pure Python; the neural parts (policy, PPM, training) need torch.
 """
 
-from icml25.core.optional import require
-
 from .answer_check import AnswerChecker
 from .benchmarks_data import gsm8k_code_steps, load_benchmark, load_gsm8k_annotated
 from .bootstrap_solver import ErrorRates, NoisyRuleSolver
@@ -31,14 +29,41 @@ from .steparith import Problem, StepArithGenerator, step_is_consistent
 from .tree import Node, Tree, check_invariants, select_child, uct_score, update, update_recursive
 from .word_tokenizer import WordTokenizer
 
-require("torch", extra="torch")
+#: public names of the torch-backed modules, imported on first access (``import icml25.rstar_math`` needs only
+#: numpy; touching one of these names without torch raises the install hint)
+_LAZY = {
+    "pretrain_base": "base_model", "pretraining_corpus": "base_model",
+    "PPMModel": "process_preference_model", "pair_accuracy": "process_preference_model",
+    "ppm_pair_loss": "process_preference_model", "train_ppm": "process_preference_model",
+    "make_orm": "reward_model_ablations", "make_pqm": "reward_model_ablations",
+    "orm_targets": "reward_model_ablations", "pqm_targets": "reward_model_ablations",
+    "train_value_head": "reward_model_ablations",
+    "RoundConfig": "self_evolution", "SelfEvolution": "self_evolution", "TimeBudgetExceeded": "self_evolution",
+    "paper_rounds": "self_evolution", "repo_rounds": "self_evolution",
+    "sft_examples": "sft", "train_sft": "sft",
+    "TinyStepPolicy": "tiny_policy", "load_tiny_lm": "tiny_policy", "make_tiny_lm": "tiny_policy",
+    "save_tiny_lm": "tiny_policy",
+}
 
-from .base_model import pretrain_base, pretraining_corpus  # noqa: E402
-from .process_preference_model import PPMModel, pair_accuracy, ppm_pair_loss, train_ppm  # noqa: E402
-from .reward_model_ablations import make_orm, make_pqm, orm_targets, pqm_targets, train_value_head  # noqa: E402
-from .self_evolution import RoundConfig, SelfEvolution, TimeBudgetExceeded, paper_rounds, repo_rounds  # noqa: E402
-from .sft import sft_examples, train_sft  # noqa: E402
-from .tiny_policy import TinyStepPolicy, load_tiny_lm, make_tiny_lm, save_tiny_lm  # noqa: E402
+
+def __getattr__(name: str):
+    """Import a torch-backed public name on first access (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    from icml25.core.optional import require
+
+    require("torch", extra="torch")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "AnswerChecker", "ErrorRates", "NoisyRuleSolver", "Chain", "evaluate", "majority_vote", "sample_chains",

@@ -61,7 +61,7 @@ def rejection_sampled_sft(cfg, generator, pool, n_target: int, executor, fmt, se
         texts = sorted({"".join(c.steps) for c in row if c.correct})
         texts = [t for t in texts if "error" not in t.lower()]  # the same filter as the verified extraction
         pick = rng.permutation(len(texts))[:2]
-        per_problem += [SFTRecord(p.question, texts[i], float("nan"), float("nan")) for i in pick]
+        per_problem += [SFTRecord(p.question, texts[i], 0.0, 0.0) for i in pick]
     keep = rng.permutation(len(per_problem))[:n_target]
     return [per_problem[i] for i in sorted(keep)]
 

@@ -63,10 +63,14 @@ def run_engine(cfg, seed: int) -> dict:
             agree += cp
         elif cp:
             ties += 1
+    # held-out pairs for B4: the same search on an unseen pool of the same size and levels (never trained on)
+    held = StepArithGenerator(levels=cfg.levels, seed=seed + 7000).sample(cfg.n_problems)
+    held_trees = MCTS(NoisyRuleSolver(held, seed=seed + 7001), ex, config=mcfg, fmt=fmt).search(held)
+    held_pairs = extract_pairs(held_trees, min_margin=0.5, min_edit=20, include_final=True, fmt=fmt)
     l34_single = float(np.mean(single_l34)) * 100 if single_l34 else 0.0
     l34_cov = float(np.mean(cov_l34)) * 100 if cov_l34 else 0.0
     return {
-        "pool": pool, "trees": trees, "sft": sft, "pairs": pairs, "level_rows": rows,
+        "pool": pool, "trees": trees, "sft": sft, "pairs": pairs, "level_rows": rows, "heldout_pairs": held_pairs,
         "invariant_violations": violations, "n_nodes": len(nodes),
         "n_failure": sum(n.reason in FAILURE_REASONS for n in nodes),
         "coverage_l34": l34_cov, "single_l34": l34_single, "coverage_gain_l34": l34_cov - l34_single,
@@ -80,8 +84,12 @@ def run_engine(cfg, seed: int) -> dict:
     }
 
 
-def run_neural(cfg, seed: int, eng: dict) -> dict:
-    """Part (b): base-model pretraining, SFT on the extracted trajectories, PPM on the extracted pairs."""
+def run_neural(cfg, seed: int, eng: dict, baseline: bool = False) -> dict:
+    """Part (b): base-model pretraining, SFT on the extracted trajectories, PPM on the extracted pairs.
+
+    ``baseline=True`` is the stub's naive baseline: the pretrained base model, never SFT'd, is the policy, and
+    the PPM keeps its untrained head (no SFT, no PPM training; their losses are empty).
+    """
     from .base_model import pretrain_base
     from .process_preference_model import PPMModel, pair_accuracy, train_ppm
     from .sft import sft_examples, train_sft
@@ -98,30 +106,31 @@ def run_neural(cfg, seed: int, eng: dict) -> dict:
     heldout = StepArithGenerator(levels=(1,), seed=seed + 2000).sample(cfg.n_heldout)
 
     def format_rate(lm) -> float:
-        steps = TinyStepPolicy(lm).sample_steps([fmt.prompt(p.question) for p in heldout], n=1, temperature=0.0,
-                                                stop=list(fmt.stop), max_tokens=32, seed=seed)
-        good = 0
-        for (s,) in steps:
-            st = fmt.parse(s)
-            good += st.kind == "code" and ex.run(st.code).error is None
-        return good / len(heldout)
+        """Share of held-out problems whose greedy chain is a complete step-format solution (code steps, the
+        print step and a boxed answer step; right or wrong). The base model has never seen that format."""
+        chains = sample_chains(TinyStepPolicy(lm), ex, heldout, 1, 0.0, cfg.max_depth, cfg.errors_threshold,
+                               seed=seed, fmt=fmt)
+        return float(np.mean([c[0].answer is not None for c in chains]))
 
     rate_base = format_rate(base)
     policy = clone_lm(base)  # every round fine-tunes from the base weights
     t = time.perf_counter()
-    sft_losses = train_sft(policy, sft_examples(eng["sft"], fmt), steps=cfg.sft_steps, batch_size=cfg.batch_size,
-                           lr=cfg.lr, seed=seed, progress=True)
+    sft_losses = [] if baseline else train_sft(policy, sft_examples(eng["sft"], fmt), steps=cfg.sft_steps,
+                                               batch_size=cfg.batch_size, lr=cfg.lr, seed=seed, progress=True)
     t_sft = time.perf_counter() - t
     rate = format_rate(policy)
     ppm = PPMModel.from_policy(policy)
     t = time.perf_counter()
-    ppm_losses = train_ppm(ppm, eng["pairs"], steps=cfg.ppm_steps, batch_size=cfg.ppm_batch_pairs, lr=cfg.lr,
-                           loss=cfg.ppm_loss, seed=seed)
+    ppm_losses = [] if baseline else train_ppm(ppm, eng["pairs"], steps=cfg.ppm_steps, batch_size=cfg.ppm_batch_pairs,
+                                               lr=cfg.lr, loss=cfg.ppm_loss, seed=seed)
     t_ppm = time.perf_counter() - t
     acc = pair_accuracy(ppm, eng["pairs"])
-    first, last = float(np.mean(sft_losses[:10])), float(np.mean(sft_losses[-10:]))
-    pf, pl = float(np.mean(ppm_losses[:10])), float(np.mean(ppm_losses[-10:]))
+    held_acc = pair_accuracy(ppm, eng["heldout_pairs"]) if eng["heldout_pairs"] else float("nan")
+    nan = float("nan")
+    first, last = (float(np.mean(sft_losses[:10])), float(np.mean(sft_losses[-10:]))) if sft_losses else (nan, nan)
+    pf, pl = (float(np.mean(ppm_losses[:10])), float(np.mean(ppm_losses[-10:]))) if ppm_losses else (nan, nan)
     return {"base": base, "policy": policy, "ppm": ppm, "pretrain_losses": pre, "sft_losses": sft_losses,
             "ppm_losses": ppm_losses, "sft_first": first, "sft_last": last, "sft_drop": 1 - last / first,
-            "ppm_first": pf, "ppm_last": pl, "ppm_drop": 1 - pl / pf, "ppm_pair_acc": acc, "format_rate": rate,
+            "ppm_first": pf, "ppm_last": pl, "ppm_drop": 1 - pl / pf, "ppm_pair_acc": acc,
+            "ppm_heldout_pair_acc": held_acc, "n_heldout_pairs": len(eng["heldout_pairs"]), "format_rate": rate,
             "format_rate_base": rate_base, "t_pretrain": t_pre, "t_sft": t_sft, "t_ppm": t_ppm}

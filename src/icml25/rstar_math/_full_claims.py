@@ -15,6 +15,8 @@ from icml25.core import Report, Scale
 from icml25.core.stats import bootstrap_ci
 
 HARD_LEVELS = (5, 6)
+#: competence floor (% test accuracy) below which a comparison between methods is "not measured" (issue 22)
+FLOOR = 20.0
 
 
 def _outcomes(evals: list[dict], key: str) -> np.ndarray:
@@ -29,17 +31,18 @@ class _Diff:
         self.report, self.n_boot, self.hard = report, n_boot, hard
 
     def add(self, cid: str, statement: str, paper, a: np.ndarray, b: np.ndarray, thr: float,
-            split: str = "all", note: str = "") -> None:
+            split: str = "all", note: str = "", source: str = "", requires: tuple = ()) -> None:
         mask = self.hard if split == "hard" else np.ones(a.shape[1], bool)
         a, b = a[:, mask], b[:, mask]
+        common = dict(scale=Scale.FULL, unit="points", kind="paper", source=source, requires=requires)
         if a.shape[1] == 0:
-            self.report.add_claim(cid, statement, paper, float("nan"), ">=", thr, scale=Scale.FULL, unit="points",
-                                  note="no L5-L6 test problems at this scale")
+            self.report.add_claim(cid, statement, paper, float("nan"), ">=", thr,
+                                  note="no L5-L6 test problems at this scale", **common)
             return
         est, lo, hi = bootstrap_ci(a, b, n_boot=self.n_boot, seed=len(cid))
         per_seed = [100 * float(x.mean() - y.mean()) for x, y in zip(a, b)]
         many = len(per_seed) > 1
-        self.report.add_claim(cid, statement, paper, 100 * est, ">=", thr, scale=Scale.FULL, unit="points",
+        self.report.add_claim(cid, statement, paper, 100 * est, ">=", thr, **common,
                               per_seed=per_seed if many else None,
                               spread=float(np.std(per_seed, ddof=1)) if many else None,
                               note=f"95% CI [{100 * lo:.1f}, {100 * hi:.1f}] over {a.shape[1]} {split} test problems"
@@ -53,92 +56,146 @@ def add_full_claims(report: Report, cfg, eng: dict, evo: dict) -> None:
     hard = np.isin(np.array(evo["test_levels"]), HARD_LEVELS)
     d = _Diff(report, cfg.n_boot, hard)
 
-    # 1. difficulty calibration
+    # 1. difficulty calibration (spec §6 item 1; guards against a trivial or hopeless domain)
     lv = [r for r in eng["level_rows"] if isinstance(r["level"], int)]
     overall = [r for r in eng["level_rows"] if r["level"] == "all"][0]["single_sample_acc_%"]
+    # fails if: the generator is trivial (a solver that cannot err) or hopeless (a solver that always errs)
     report.add_claim("C1", "difficulty calibration: bootstrap single-sample accuracy is neither trivial nor "
-                     "hopeless", None, overall, "within", (15.0, 60.0), scale=Scale.FULL, unit="%")
+                     "hopeless", None, overall, "within", (15.0, 60.0), scale=Scale.FULL, unit="%", kind="check",
+                     note="range: spec §6 item 1")
     hard_rows = [r for r in lv if r["level"] in HARD_LEVELS]
     hard_single = (sum(r["single_sample_acc_%"] * r["problems"] for r in hard_rows)
                    / sum(r["problems"] for r in hard_rows)) if hard_rows else float("nan")
+    # fails if: the hard levels are not harder (error rates not scaled with the level, no distractors/shuffles)
     report.add_claim("C1b", "difficulty calibration: bootstrap single-sample accuracy on the hard split (L5-L6) "
-                     "is at most 15%", None, hard_single, "<=", 15.0, scale=Scale.FULL, unit="%",
-                     note="" if hard_rows else "no L5-L6 problems in the pool at this scale")
+                     "is at most 15%", None, hard_single, "<=", 15.0, scale=Scale.FULL, unit="%", kind="check",
+                     note="threshold: spec §6 item 1" if hard_rows else "no L5-L6 problems in the pool at this scale")
+    r1 = 100 * rounds[1]["greedy"]["acc"]
+    # precondition of C1c: an upper bound on SLM-r1 only means "headroom" if SLM-r1 solves something
+    # fails if: the round-1 policy does not generalise to unseen problems (it memorises the pool)
+    report.add_claim("K1", f"competence floor: SLM-r1 greedy test accuracy reaches {FLOOR:.0f}% (precondition "
+                     "of C1c)", None, r1, ">=", FLOOR, scale=Scale.FULL, unit="%", kind="check",
+                     note="floor: issue 22 (comparisons at 0-3 % accuracy show nothing)")
+    # fails if: the domain is so easy that one round of SFT already solves it (no headroom for later rounds)
     report.add_claim("C1c", "difficulty calibration: SLM-r1 greedy accuracy is at most 70% (headroom for the "
-                     "later rounds)", 69.6, 100 * rounds[1]["greedy"]["acc"], "<=", 70.0, scale=Scale.FULL,
-                     unit="%", note="paper: SLM-r1 69.6% on MATH (Table 3)")
+                     "later rounds)", 69.6, r1, "<=", 70.0, scale=Scale.FULL, unit="%", kind="check",
+                     source="Table 3 (SLM-r1 on MATH)", requires=["K1"])
 
     # 2. self-evolution
     cov = evo["coverage"]
-    report.add_claim("C2", "self-evolution: MCTS coverage of the training pool rises from round 1 to the last "
-                     "round (Table 2: 60.2 -> 90.3 %)", 30.1, cov[-1] - cov[0], ">=", 8.0, scale=Scale.FULL,
-                     unit="points", note="coverage per round: " + ", ".join(f"{c:.1f}%" for c in cov))
-    report.add_claim("C2b", "self-evolution: coverage rises in every round (r1 < r2 < r3)", True,
-                     R >= 2 and all(b > a for a, b in zip(cov, cov[1:])), "is_true", scale=Scale.FULL,
+    # fails if: later rounds do not reach problems the earlier rounds missed (no evolution)
+    report.add_claim("C2", "self-evolution: MCTS coverage of the training pool rises by >= 8 points from round 1 "
+                     "to the last round", "60.17 -> 90.25 %", cov[-1] - cov[0], ">=", 8.0, scale=Scale.FULL,
+                     unit="points", kind="paper", source="Table 2 (rounds 1 -> 4)",
+                     note="coverage per round: " + ", ".join(f"{c:.1f}%" for c in cov) + "; threshold: spec §6 item 2")
+    # fails if: coverage stalls or drops in any round
+    report.add_claim("C2b", "self-evolution: coverage rises in every round (r1 < r2 < r3)",
+                     "60.17 -> 66.60 -> 77.86 -> 90.25 %", R >= 2 and all(b > a for a, b in zip(cov, cov[1:])),
+                     "is_true", scale=Scale.FULL, kind="paper", source="Table 2", aggregate="all",
                      note=f"{R} round(s)")
     g1, gk = _outcomes([rounds[1]], "greedy"), _outcomes([rounds[R]], "greedy")
-    d.add("C3", "the last round's policy beats round 1's in greedy accuracy (Table 3: 69.6 -> 78.4)", 8.8, gk, g1,
-          5.0, note=f"r1 {100 * g1.mean():.1f}% vs r{R} {100 * gk.mean():.1f}%")
+    # fails if: the last round's policy is no better on unseen problems than round 1's
+    d.add("C3", "the last round's policy beats round 1's in greedy accuracy by >= 5 points", "69.6 -> 78.4 %", gk,
+          g1, 5.0, note=f"r1 {100 * g1.mean():.1f}% vs r{R} {100 * gk.mean():.1f}%; threshold: spec §6 item 2",
+          source="Table 3 (SLM-r1 -> SLM-r4, MATH)")
+    # fails if: the gain comes only from the easy levels
     d.add("C3b", "... and on the hard split (L5-L6)", None, gk, g1, 5.0, split="hard")
 
-    # 4. search (C4)
+    # 4. search (C4); every claim here compares the last round's methods at the same N
     mc = _outcomes(last, f"mcts@{n}")
-    d.add("C4", f"MCTS+PPM@{n} beats greedy decoding of the same policy (Table 6 pattern)", None, mc,
-          _outcomes(last, "greedy"), 10.0)
-    d.add("C4b", f"MCTS+PPM@{n} beats maj@{n}", None, mc, _outcomes(last, f"maj@{n}"), 3.0)
+    search_keys = [f"{m}@{k}" for m in ("bon", "mcts") for k in cfg.eval_ns]
+    best = max(100 * _outcomes(last, key).mean() for key in search_keys)
+    # precondition of C4c/C4d: orderings between methods that all score ~0 % show nothing
+    # fails if: neither BoN-PPM nor MCTS+PPM solves a fifth of the unseen test problems at any N
+    report.add_claim("K2", f"competence floor: the best of BoN-PPM and MCTS+PPM (N in {list(cfg.eval_ns)}) reaches "
+                     f"{FLOOR:.0f}% test accuracy (precondition of C4c, C4d)", None, best, ">=", FLOOR,
+                     scale=Scale.FULL, unit="%", kind="check", note="floor: issue 22")
+    # fails if: the PPM's step values do not guide the search (MCTS no better than greedy)
+    d.add("C4", f"MCTS+PPM@{n} beats greedy decoding of the same policy by >= 10 points", "78.4 -> 89.4 %", mc,
+          _outcomes(last, "greedy"), 10.0, source="Table 3 (SLM-r4 greedy) and Table 6 (SLM-r4 + PPM-r4, 8 "
+          "trajectories), MATH", note="threshold: spec §6 item 4")
+    # fails if: search adds nothing over voting among as many independent samples
+    d.add("C4b", f"MCTS+PPM@{n} beats maj@{n}", None, mc, _outcomes(last, f"maj@{n}"), 3.0,
+          note="threshold: spec §6 item 4")
+    # fails if: step-level search is worse than scoring whole samples at equal trajectory count
     d.add("C4c", f"MCTS+PPM@{n} is not worse than BoN-PPM@{n} at equal trajectory count", None, mc,
-          _outcomes(last, f"bon@{n}"), -2.0)
+          _outcomes(last, f"bon@{n}"), -2.0, requires=("K2",), note="threshold: spec §6 item 4")
     accs = [100 * _outcomes(last, f"mcts@{k}").mean() for k in cfg.eval_ns]
     steps = [b - a for a, b in zip(accs, accs[1:])]
+    # fails if: more rollouts hurt (e.g. the anytime answer is not the best-valued terminal so far)
     report.add_claim("C4d", "MCTS+PPM accuracy is non-decreasing in N (1-point noise allowed)", None,
                      min(steps) if steps else float("nan"), ">=", -1.0, scale=Scale.FULL, unit="points",
+                     kind="paper", requires=["K2"],
                      note="accuracy at N=" + ", ".join(f"{k}: {a:.1f}%" for k, a in zip(cfg.eval_ns, accs)))
 
     # 3. PPM quality (C5, C6)
+    # fails if: the PPM's terminal scores are no better than voting (an untrained or constant PPM)
     d.add("C5", f"BoN@{n} with the last PPM beats majority voting maj@{n}", None, _outcomes(last, f"bon@{n}"),
-          _outcomes(last, f"maj@{n}"), 3.0)
+          _outcomes(last, f"maj@{n}"), 3.0, note="threshold: spec §6 item 3")
     if R >= 2:
         d.add("C5b", f"BoN@{n} with the previous round's PPM beats maj@{n} of its policy", None,
               _outcomes([rounds[R - 1]], f"bon@{n}"), _outcomes([rounds[R - 1]], f"maj@{n}"), 3.0,
               note=f"round {R - 1}, one seed")
     else:
         report.add_claim("C5b", f"BoN@{n} with the previous round's PPM beats maj@{n} of its policy", None,
-                         float("nan"), ">=", 3.0, scale=Scale.FULL, unit="points", note="one round at this scale")
+                         float("nan"), ">=", 3.0, scale=Scale.FULL, unit="points", kind="paper",
+                         note="one round at this scale")
 
+    # fails if: the PPM memorises its training pairs instead of learning step quality (chance is 0.5)
     report.add_claim("C6", "the PPM ranks held-out step pairs (from unseen problems' trees) correctly", None,
-                     evo["heldout_pair_acc"], ">=", 0.80, scale=Scale.FULL,
-                     note=f"{evo['n_heldout_pairs']} held-out step pairs")
+                     evo["heldout_pair_acc"], ">=", 0.80, scale=Scale.FULL, kind="paper",
+                     note=f"{evo['n_heldout_pairs']} held-out step pairs; threshold: spec §6 item 3")
 
     # 5. reward models (Table 8 direction)
     rm = evo["reward_models"]
     short = f"PQM/ORM trained {cfg.ablation_steps} steps at this scale" if cfg.ablation_steps else ""
+    k = len(rm["PQM"] or rm["ORM"] or last)
+    rm_accs = [100 * _outcomes(evals, f"{m}@{n}").mean() for evals in (last[:k], rm["PQM"], rm["ORM"])
+               if evals is not None for m in ("bon", "mcts")]
+    # precondition of D1-D4: the reward-model orderings only mean something above the floor
+    # fails if: no reward model (PPM, PQM, ORM) lifts BoN@n or MCTS@n to a fifth of the test problems
+    report.add_claim("K3", f"competence floor: the best of PPM/PQM/ORM in BoN@{n} and MCTS@{n} reaches "
+                     f"{FLOOR:.0f}% test accuracy (precondition of D1-D4)", None, max(rm_accs), ">=", FLOOR,
+                     scale=Scale.FULL, unit="%", kind="check", note="floor: issue 22")
+    table8 = {"D2": ("89.4 vs 82.6 %", "Table 8 (PPM + MCTS vs ORM + best-of-N, MATH)"),
+              "D3": ("89.4 vs 88.2 %", "Table 8 (PPM + MCTS vs PQM + MCTS, MATH)")}
     for cid, method, other, split, thr in (("D1", "bon", "ORM", "hard", 0.0), ("D2", "mcts", "ORM", "hard", 0.0),
                                            ("D3", "mcts", "PQM", "all", -2.0), ("D4", "bon", "PQM", "all", -2.0)):
         label = "BoN" if method == "bon" else "MCTS"
-        paper = {"D2": 6.8, "D3": 1.2}.get(cid)
+        paper, source = table8.get(cid, (None, ""))
         what = f"PPM >= {other}" if thr == 0 else f"PPM >= {other} - 2 points"
+        # fails if: step-level preference training is worse than the Q-value regression (PQM) or the outcome
+        # model (ORM) trained on the same trees
         if rm[other] is None:
             report.add_claim(cid, f"reward models: {what} in {label}@{n}", paper, float("nan"), ">=", thr,
-                             scale=Scale.FULL, unit="points", note=f"no {other} training targets in the last round")
+                             scale=Scale.FULL, unit="points", kind="paper", source=source, requires=["K3"],
+                             note=f"no {other} training targets in the last round")
             continue
-        d.add(cid, f"reward models: {what} in {label}@{n}{' on the hard split' if split == 'hard' else ''} "
-              "(Table 8: PPM 89.4, PQM 88.2, ORM 82.6)", paper,
+        d.add(cid, f"reward models: {what} in {label}@{n}{' on the hard split' if split == 'hard' else ''}", paper,
               _outcomes(last[:len(rm[other])], f"{method}@{n}"),
-              _outcomes(rm[other], f"{method}@{n}"), thr, split=split,
-              note="; ".join(x for x in ({"D2": "paper: PPM+MCTS vs ORM+BoN", "D3": "paper: PPM+MCTS vs PQM+MCTS"}
-                                         .get(cid, ""), short) if x))
+              _outcomes(rm[other], f"{method}@{n}"), thr, split=split, source=source, requires=("K3",),
+              note="; ".join(x for x in ("threshold: spec §6 item 5", short) if x))
 
     # 6. SFT data (Table 7 direction)
     data = evo["data"]
+    e1 = "SFT on verified top-2 trajectories is at least as good as SFT on as many rejection-sampled correct " \
+         "samples (-1 point allowed)"
+    e1_paper, e1_source = "78.4 vs 72.4 %", "Table 7 (step-by-step verified vs random self-samples, MATH)"
+    rj = 100 * float(np.mean(data["greedy_correct"])) if data["greedy_correct"] is not None else 0.0
+    # precondition of E1: both SFT'd policies at ~0 % make "at least as good" vacuous
+    # fails if: neither SFT'd policy (verified data or rejection-sampled data) solves a fifth of the test problems
+    report.add_claim("K4", f"competence floor: the better of the two SFT'd policies of E1 reaches {FLOOR:.0f}% "
+                     "greedy test accuracy (precondition of E1)", None, max(100 * gk.mean(), rj), ">=", FLOOR,
+                     scale=Scale.FULL, unit="%", kind="check", note="floor: issue 22")
+    # fails if: Q-value-ranked verified trajectories are worse SFT data than random correct samples
     if data["greedy_correct"] is None:
-        report.add_claim("E1", "SFT on verified top-2 trajectories is at least as good as SFT on as many "
-                         "rejection-sampled correct samples (-1 point allowed)", 6.0, float("nan"), ">=", -1.0,
-                         scale=Scale.FULL, unit="points", note="plain sampling found no correct solution")
+        report.add_claim("E1", e1, e1_paper, float("nan"), ">=", -1.0, scale=Scale.FULL, unit="points",
+                         kind="paper", source=e1_source, requires=["K4"],
+                         note="plain sampling found no correct solution")
     else:
-        d.add("E1", "SFT on verified top-2 trajectories is at least as good as SFT on as many rejection-sampled "
-              "correct samples (-1 point allowed)", 6.0, gk, np.array([data["greedy_correct"]], float), -1.0,
-              note=f"{data['n_verified']} verified vs {data['n_rejection']} rejection-sampled trajectories; "
-                   "paper Table 7: 78.4 vs 72.4 (random self-samples)"
+        d.add("E1", e1, e1_paper, gk, np.array([data["greedy_correct"]], float), -1.0, source=e1_source,
+              requires=("K4",),
+              note=f"{data['n_verified']} verified vs {data['n_rejection']} rejection-sampled trajectories"
                    + (f"; ablation SFT shortened to {cfg.ablation_steps} steps at this scale" if cfg.ablation_steps
                       else ""))
 

@@ -41,9 +41,9 @@ class AnswerChecker:
     """
 
     def __init__(self, rel_tol: float = 1e-6, use_math_verify: bool = True) -> None:
-        if rel_tol < 0:
-            raise ValueError(f"rel_tol must be >= 0, got {rel_tol}")
-        self.rel_tol = float(rel_tol)
+        from icml25.core.validation import check_real
+
+        self.rel_tol = check_real(rel_tol, "rel_tol", low=0.0, low_open=True)
         self.use_math_verify = bool(use_math_verify)
         self.disagreements: list[tuple[str, str]] = []
         self._cache: dict[tuple[str, str], bool] = {}

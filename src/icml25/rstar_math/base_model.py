@@ -26,6 +26,9 @@ def pretrain_base(lm, problems: list[Problem], steps: int = 300, batch_size: int
     """Pretrain ``lm`` (TinyGPT with the word tokenizer) in place on :func:`pretraining_corpus`; returns losses."""
     if not problems:
         raise ValueError("problems must be non-empty")
+    from ._checks import check_training
+
+    check_training(steps, batch_size, lr, warmup)
     tok = lm.tokenizer
     texts = pretraining_corpus(problems)
     seqs = [[tok.eot_id, *tok.encode(t), tok.eot_id][:lm.config.block_size + 1] for t in texts]

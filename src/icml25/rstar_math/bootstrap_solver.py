@@ -34,6 +34,14 @@ class ErrorRates:
     level_scale: float = 0.15  # relative increase of every rate per extra level
     inline_bases: float = 0.5  # probability of inlining a base constant instead of a separate step
 
+    def __post_init__(self) -> None:
+        from icml25.core.validation import check_probability, check_real
+
+        for name in ("wrong_operand", "wrong_operation", "distractor", "premature_print", "undefined_name",
+                     "inline_bases"):
+            check_probability(getattr(self, name), name)
+        check_real(self.level_scale, "level_scale", low=0.0)
+
     def scaled(self, level: int) -> tuple[float, float, float, float, float]:
         """The five error rates at ``level``."""
         f = 1.0 + self.level_scale * (level - 1)
@@ -75,8 +83,9 @@ class NoisyRuleSolver:
                      stop: Sequence[str] | None = None, max_tokens: int = 64,
                      seed: int | None = None) -> list[list[str]]:
         """``n`` candidate next steps for each prompt (question prompt + partial solution)."""
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
+        from ._checks import check_sampling
+
+        n, temperature, max_tokens = check_sampling(n, temperature, max_tokens)
         self.calls += 1
         out = []
         for prompt in prompts:

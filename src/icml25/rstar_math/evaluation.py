@@ -36,8 +36,13 @@ def sample_chains(policy: StepPolicy, executor: CodeExecutor, problems, k: int, 
                   max_depth: int = 16, errors_threshold: int = 1, max_tokens: int = 32, seed: int = 0,
                   checker: AnswerChecker | None = None, fmt: StepFormat | None = None) -> list[list[Chain]]:
     """``k`` independent chains per problem (lock-step batched); ``temperature=0`` gives greedy chains."""
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    from icml25.core.validation import check_int, check_real
+
+    k = check_int(k, "k", low=1)
+    check_real(temperature, "temperature", low=0.0)
+    check_int(max_depth, "max_depth", low=1)
+    check_int(errors_threshold, "errors_threshold", low=1)
+    check_int(max_tokens, "max_tokens", low=1)
     plist = as_problem_list(problems, need_answer=False)
     cfg = MCTSConfig(n_candidates=1, rollouts=1, max_depth=max_depth, temperature=temperature,
                      errors_threshold=errors_threshold, mode="terminal", max_tokens=max_tokens, seed=seed)
@@ -58,7 +63,21 @@ def sample_chains(policy: StepPolicy, executor: CodeExecutor, problems, k: int, 
 
 
 def majority_vote(answers: list[str | None], checker: AnswerChecker | None = None) -> str | None:
-    """Most frequent non-None answer (ties: first seen); equivalence classes by ``checker`` when given."""
+    """Most frequent non-None answer (ties: first seen); equivalence classes by ``checker`` when given.
+
+    Examples
+    --------
+    >>> majority_vote(["3", None, "4", "3"])
+    '3'
+    >>> majority_vote(["0.5", "1/2", "2"], checker=AnswerChecker(use_math_verify=False))
+    '0.5'
+    >>> majority_vote([None, None]) is None
+    True
+    """
+    if isinstance(answers, (str, bytes)) or not isinstance(answers, (list, tuple)):
+        raise TypeError(f"answers must be a list of answer strings (or None), got {type(answers).__name__}")
+    if any(a is not None and not isinstance(a, str) for a in answers):
+        raise TypeError("answers must hold strings or None")
     vals = [a for a in answers if a is not None]
     if not vals:
         return None
@@ -88,6 +107,15 @@ def evaluate(problems, policy: StepPolicy, executor: CodeExecutor, scorer: StepS
         ``acc`` is a fraction, ``steps`` the mean number of generated steps per problem and ``correct`` the
         per-problem outcomes (list of bool, in problem order) for splits and bootstrap intervals.
     """
+    from icml25.core.validation import check_int
+
+    if isinstance(methods, str) or not methods or any(m not in ("greedy", "maj", "bon", "mcts") for m in methods):
+        raise ValueError(f"methods must be a non-empty sequence of 'greedy', 'maj', 'bon', 'mcts', got {methods!r}")
+    if isinstance(ns, (str, bytes)) or not hasattr(ns, "__len__") or len(ns) == 0:
+        raise TypeError(f"ns must be a non-empty sequence of integers >= 1, got {ns!r}")
+    ns = tuple(check_int(k, "ns", low=1) for k in ns)
+    check_int(max_depth, "max_depth", low=1)
+    check_int(max_tokens, "max_tokens", low=1)
     checker = checker or AnswerChecker()
     fmt = fmt or StepFormat()
     plist = as_problem_list(problems, need_answer=True)

@@ -77,11 +77,11 @@ class SafeArithExecutor:
     """
 
     def __init__(self, allow_float: bool = True, max_abs: float = 1e15, max_exponent: int = 12) -> None:
-        if max_abs <= 0:
-            raise ValueError(f"max_abs must be > 0, got {max_abs}")
+        from icml25.core.validation import check_int, check_positive
+
         self.allow_float = bool(allow_float)
-        self.max_abs = float(max_abs)
-        self.max_exponent = int(max_exponent)
+        self.max_abs = check_positive(max_abs, "max_abs")
+        self.max_exponent = check_int(max_exponent, "max_exponent", low=1)
 
     def _check(self, tree: ast.Module) -> str | None:
         for node in ast.walk(tree):

@@ -26,6 +26,12 @@ class SFTRecord:
     avg_q: float
     min_q: float
 
+    def __post_init__(self) -> None:
+        from icml25.core.validation import check_real
+
+        self.avg_q = check_real(self.avg_q, "avg_q")
+        self.min_q = check_real(self.min_q, "min_q")
+
     def to_dict(self) -> dict:
         """Official-format dict (``query``, ``response``) plus the Q statistics."""
         return asdict(self)
@@ -44,6 +50,14 @@ class PairRecord:
     margin: float
     kind: str = "step"  # "step" (sibling steps) or "final" (whole trajectories)
 
+    def __post_init__(self) -> None:
+        from icml25.core.validation import check_int, check_option, check_real
+
+        self.pos_count = check_int(self.pos_count, "pos_count", low=1)
+        self.neg_count = check_int(self.neg_count, "neg_count", low=1)
+        self.margin = check_real(self.margin, "margin")
+        check_option(self.kind, "kind", ("step", "final"))
+
     def to_dict(self) -> dict:
         """Official-format dict (``prompt``, ``pos``, ``neg``, ``pos_count``, ``neg_count``) plus extras."""
         return asdict(self)
@@ -59,8 +73,9 @@ def extract_sft(trees: list[Tree], top_k: int = 2, fmt: StepFormat | None = None
 
     Trajectories whose text contains "error" are dropped; trees without a correct trajectory give nothing.
     """
-    if top_k < 1:
-        raise ValueError(f"top_k must be >= 1, got {top_k}")
+    from icml25.core.validation import check_int
+
+    top_k = check_int(top_k, "top_k", low=1)
     out = []
     for t in trees:
         cands = []
@@ -132,6 +147,10 @@ def extract_pairs(trees: list[Tree], min_margin: float = 0.5, min_edit: int = 20
     -------
     list of PairRecord
     """
+    from icml25.core.validation import check_int, check_real
+
+    check_real(min_margin, "min_margin")
+    check_int(min_edit, "min_edit", low=0)
     fmt = fmt or StepFormat()
     raw: list[PairRecord] = []
     for t in trees:
@@ -184,11 +203,32 @@ def final_answer_pairs(tree: Tree, fmt: StepFormat | None = None) -> list[PairRe
 
 def filter_pairs(pairs: list[PairRecord], min_margin: float = 0.5, min_edit: int = 20) -> list[PairRecord]:
     """Official filter: ``margin >= min_margin`` and character edit distance ``>= min_edit``."""
-    return [p for p in pairs if p.margin >= min_margin and edit_distance(p.pos, p.neg, cap=min_edit) >= min_edit]
+    from icml25.core.validation import check_int, check_real
+
+    min_margin = check_real(min_margin, "min_margin")
+    min_edit = check_int(min_edit, "min_edit", low=0)
+    return [p for p in pairs if p.margin >= min_margin
+            and (min_edit == 0 or edit_distance(p.pos, p.neg, cap=min_edit) >= min_edit)]
 
 
 def edit_distance(a: str, b: str, cap: int | None = None) -> int:
-    """Levenshtein distance between two strings (character level); stops early once it exceeds ``cap``."""
+    """Levenshtein distance between two strings (character level); stops early once it exceeds ``cap``.
+
+    Examples
+    --------
+    >>> edit_distance("kitten", "sitting")
+    3
+    >>> edit_distance("Bob = Ann + 3", "Bob = Ann - 3")
+    1
+    """
+    from icml25.core.validation import check_int
+
+    from ._checks import check_text
+
+    check_text(a, "a", allow_empty=True)
+    check_text(b, "b", allow_empty=True)
+    if cap is not None:
+        cap = check_int(cap, "cap", low=1)
     if len(a) < len(b):
         a, b = b, a
     if cap is not None and len(a) - len(b) >= cap:

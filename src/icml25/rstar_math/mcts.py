@@ -80,16 +80,12 @@ class MCTSConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.rollouts < 1:
-            raise ValueError(f"rollouts must be >= 1, got {self.rollouts}")
-        if self.n_candidates < 1:
-            raise ValueError(f"n_candidates must be >= 1, got {self.n_candidates}")
-        if self.c_puct < 0:
-            raise ValueError(f"c_puct must be >= 0, got {self.c_puct}")
-        if self.max_depth < 1:
-            raise ValueError(f"max_depth must be >= 1, got {self.max_depth}")
-        if self.errors_threshold < 1:
-            raise ValueError(f"errors_threshold must be >= 1, got {self.errors_threshold}")
+        from icml25.core.validation import check_int, check_real
+
+        for name in ("rollouts", "n_candidates", "max_depth", "errors_threshold", "max_tokens"):
+            check_int(getattr(self, name), name, low=1)
+        check_real(self.c_puct, "c_puct", low=0.0)
+        check_real(self.temperature, "temperature", low=0.0)
         if self.unvisited_bonus not in ("zero", "infinite"):
             raise ValueError(f"unvisited_bonus must be 'zero' or 'infinite', got {self.unvisited_bonus!r}")
         if self.mode not in _MODES:
@@ -191,9 +187,9 @@ class MCTS:
             trees = [Tree(q, a) for q, a in plist]
         elif not trees:
             raise ValueError("trees must be a non-empty list")
-        n_roll = cfg.rollouts if rollouts is None else int(rollouts)
-        if n_roll < 1:
-            raise ValueError(f"rollouts must be >= 1, got {n_roll}")
+        from icml25.core.validation import check_int
+
+        n_roll = cfg.rollouts if rollouts is None else check_int(rollouts, "rollouts", low=1)
         for t in trees:
             t.meta.setdefault("generated_steps", 0)
             t.meta.setdefault("anytime", [])

@@ -34,8 +34,9 @@ class ConstantScorer:
     """A scorer that returns the same value for every step (the 'stub PPM' control of spec §6)."""
 
     def __init__(self, value: float = 0.0) -> None:
-        if not -1.0 <= value <= 1.0:
-            raise ValueError(f"value must be in [-1, 1], got {value}")
+        from icml25.core.validation import check_real
+
+        value = check_real(value, "value", low=-1.0, high=1.0)
         self.value = float(value)
 
     def score(self, prefixes: list[str], steps: list[str]) -> np.ndarray:

@@ -45,6 +45,10 @@ class PPMModel(nn.Module):
     def __init__(self, trunk: nn.Module, tokenizer, block_size: int, dropout: float = 0.1,
                  score_transform: str = "tanh5") -> None:
         super().__init__()
+        from icml25.core.validation import check_int, check_probability
+
+        check_int(block_size, "block_size", low=1)
+        check_probability(dropout, "dropout", open_high=True)
         if score_transform not in ("tanh5", "tanh", "tanh_half", "clip"):
             raise ValueError(f"score_transform must be 'tanh5', 'tanh', 'tanh_half' or 'clip', got "
                              f"{score_transform!r}")
@@ -183,6 +187,14 @@ def ppm_pair_loss(h_pos: torch.Tensor, h_neg: torch.Tensor, pos_count=None, neg_
     ``"paper"``: ``mean(-log σ(h⁺ - h⁻))`` over pairs (Eq. 4's 1/(2·2) averages the 2x2 pairs of a node).
     ``"official"``: ``Σ factor · (-log σ(h⁺ - h⁻))`` with :func:`pair_factors` weights, summed over the batch.
     """
+    from icml25.core.validation import check_option
+
+    check_option(weighting, "weighting", ("paper", "official"))
+    _check_scores(h_pos, "h_pos")
+    _check_scores(h_neg, "h_neg")
+    if h_pos.shape != h_neg.shape:
+        raise ValueError(f"h_pos and h_neg must have the same shape, got {tuple(h_pos.shape)} and "
+                         f"{tuple(h_neg.shape)}")
     per = -F.logsigmoid(h_pos - h_neg)
     if weighting == "paper":
         return per.mean()
@@ -192,6 +204,16 @@ def ppm_pair_loss(h_pos: torch.Tensor, h_neg: torch.Tensor, pos_count=None, neg_
         f = torch.as_tensor(pair_factors(pos_count, neg_count), dtype=per.dtype)
         return (per * f).sum()
     raise ValueError(f"weighting must be 'paper' or 'official', got {weighting!r}")
+
+
+def _check_scores(h, name: str) -> None:
+    """A non-empty, finite 1-D tensor of head outputs (one per pair)."""
+    if not isinstance(h, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape (pairs,), got {type(h).__name__}")
+    if h.ndim != 1 or h.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D tensor (one score per pair), got shape {tuple(h.shape)}")
+    if not bool(torch.isfinite(h.detach()).all()):
+        raise ValueError(f"{name} must be finite, got NaN or inf entries")
 
 
 def _pair_fields(pairs: Sequence) -> tuple[list[str], list[str], list[str], list[int], list[int]]:
@@ -209,8 +231,12 @@ def train_ppm(ppm: PPMModel, pairs: Sequence, steps: int = 150, batch_size: int 
     """
     if not pairs:
         raise ValueError("pairs must be non-empty (no preference pairs were extracted)")
-    if steps < 1 or batch_size < 1:
-        raise ValueError(f"steps and batch_size must be >= 1, got {steps}, {batch_size}")
+    from icml25.core.validation import check_option
+
+    from ._checks import check_training
+
+    check_training(steps, batch_size, lr, warmup, weight_decay, grad_clip)
+    check_option(loss, "loss", ("paper", "official"))
     prompts, pos, neg, pc, nc = _pair_fields(pairs)
     rng = np.random.default_rng(seed)
     from .sft import LengthBuckets, adamw_train

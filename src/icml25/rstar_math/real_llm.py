@@ -49,8 +49,9 @@ class LMStepPolicy:
                      stop: Sequence[str] | None = None, max_tokens: int = 256,
                      seed: int | None = None) -> list[list[str]]:
         """``n`` steps per prompt."""
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
+        from ._checks import check_sampling
+
+        n, temperature, max_tokens = check_sampling(n, temperature, max_tokens)
         self.calls += 1
         gens = self.lm.generate(list(prompts), n=n, temperature=temperature, max_tokens=max_tokens,
                                 stop=list(stop or []), seed=seed)
@@ -73,6 +74,9 @@ class HiddenStateValueHead:
     """
 
     def __init__(self, lm, head, scale: float = 5.0) -> None:
+        from icml25.core.validation import check_positive
+
+        scale = check_positive(scale, "scale")
         if not hasattr(lm, "hidden_states"):
             raise TypeError("lm must provide hidden_states(prompts) (HFModel or TinyGPT)")
         if not isinstance(head, dict):
@@ -120,8 +124,19 @@ def run_eval(data: str, policy: str, ppm_head: str | None = None, ppm_model: str
     ``ppm`` (a directory in the official layout) or ``ppm_head`` + ``ppm_model``. Each method's entry holds
     ``acc``, ``steps`` and the per-problem ``correct`` list.
     """
+    from icml25.core.validation import check_int, check_positive
     from icml25.llm import load_model
 
+    from ._checks import check_text
+
+    check_text(data, "data")
+    check_text(policy, "policy")
+    check_int(n, "n", low=1)
+    if limit is not None:
+        check_int(limit, "limit", low=1)
+    for name, value in (("n_candidates", n_candidates), ("max_depth", max_depth), ("max_tokens", max_tokens)):
+        check_int(value, name, low=1)
+    check_positive(timeout_s, "timeout_s")
     if ppm is not None:
         if ppm_head is not None or ppm_model is not None:
             raise ValueError("give either --ppm DIR or --ppm-head/--ppm-model, not both")

@@ -12,9 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from icml25.core import Report, Scale, reproduction
+from icml25.core.registry import reproduction_stub
 
-# rough values from the paper that frame the claims (Table 2 coverage of round 1; PPM is trained to rank pairs)
+# Table 2 of the paper: MCTS coverage of the training pool in round 1 (drawn as a reference line)
 PAPER_ROUND1_COVERAGE = 60.17
+
+_POSITIVE_INTS = ("n_problems", "n_candidates", "rollouts", "max_depth", "errors_threshold", "single_samples",
+                  "n_pretrain_problems", "pretrain_steps", "sft_steps", "ppm_steps", "batch_size", "ppm_batch_pairs",
+                  "n_embd", "n_layer", "n_head", "block_size", "n_heldout", "torch_threads", "rounds",
+                  "later_candidates", "later_rollouts", "n_test", "eval_seeds", "ablation_seeds",
+                  "rejection_samples", "n_boot")
 
 
 @dataclass(frozen=True)
@@ -51,8 +58,31 @@ class Config:
     ablation_seeds: int = 1  # sampling seeds of the PQM/ORM evaluations (the first ones of the main evaluation)
     rejection_samples: int = 4  # plain samples per pool problem for the rejection-sampling SFT baseline
     ablation_steps: int = 40  # SFT/PQM/ORM steps of the ablation models; 0 = the round's own SFT/PPM budgets
-    n_boot: int = 2000
-    time_budget_s: float = 0.0  # stop with a clear error once exceeded (0 = none); finished rounds stay in out/  # bootstrap resamples of the test problems for the 95% CIs
+    n_boot: int = 2000  # bootstrap resamples of the test problems for the 95% CIs
+    time_budget_s: float = 0.0  # stop with a clear error once exceeded (0 = none); finished rounds stay in out/
+
+    def __post_init__(self) -> None:
+        """Check every field's type and range (and the relations between fields), naming the field."""
+        from icml25.core.validation import check_int, check_option, check_positive
+
+        for name in _POSITIVE_INTS:
+            check_int(getattr(self, name), name, low=1)
+        for name in ("extra_rollouts", "ablation_steps"):
+            check_int(getattr(self, name), name, low=0)
+        check_positive(self.lr, "lr")
+        check_positive(self.time_budget_s, "time_budget_s", allow_zero=True)
+        check_option(self.ppm_loss, "ppm_loss", ("paper", "official"))
+        for name in ("levels", "test_levels", "eval_ns"):
+            value = getattr(self, name)
+            if not isinstance(value, (tuple, list)) or not value:
+                raise ValueError(f"{name} must be a non-empty tuple of integers, got {value!r}")
+            high = 6 if name != "eval_ns" else None
+            for v in value:
+                check_int(v, f"{name} entries", low=1, high=high)
+        if self.n_embd % self.n_head:
+            raise ValueError(f"n_embd must be divisible by n_head, got n_embd={self.n_embd}, n_head={self.n_head}")
+        if self.ablation_seeds > self.eval_seeds:
+            raise ValueError(f"ablation_seeds must be <= eval_seeds ({self.eval_seeds}), got {self.ablation_seeds}")
 
     @classmethod
     def quick(cls) -> Config:
@@ -70,6 +100,18 @@ class Config:
 @reproduction(slug="rstar_math", title="rStar-Math: Small LLMs Can Master Math Reasoning with Self-Evolved Deep "
               "Thinking", arxiv="2501.04519", extras=("torch",), config=Config)
 def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
+    """The quick/full reproduction: search + extraction, the neural smoke run, later rounds and the evaluation."""
+    return _run(seed, out, config, baseline=False)
+
+
+@reproduction_stub(slug="rstar_math")
+def reproduce_stub(scale: Scale, seed: int, out: Path, config: Config) -> Report:
+    """The stub: the same reproduction with the paper's trained models replaced by the naive baseline, the
+    pretrained base model never SFT'd as the policy and a PPM whose head is never trained."""
+    return _run(seed, out, config, baseline=True)
+
+
+def _run(seed: int, out: Path, config: Config, baseline: bool) -> Report:
     import torch
 
     from ._experiment import run_engine, run_neural
@@ -79,7 +121,7 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
     t0 = time.perf_counter()
     eng = run_engine(config, seed)
     t1 = time.perf_counter()
-    neu = run_neural(config, seed, eng)
+    neu = run_neural(config, seed, eng, baseline=baseline)
     t2 = time.perf_counter()
     from ._evolution_experiment import run_rounds_and_eval
     from ._full_claims import add_full_claims
@@ -87,31 +129,52 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
     budget = config.time_budget_s - (t2 - t0) if config.time_budget_s > 0 else None
     evo = run_rounds_and_eval(config, seed, eng, neu, Path(out) / "self_evolution", budget)
     t3 = time.perf_counter()
+    # fails if: a back-up sends a failure terminal's -1 to its ancestors, or visits are double counted
     report.add_claim("A1", "MCTS trees satisfy the visit/value invariants (Q in [-1,1], every visit accounted for, "
                      "failure terminals N=1 and W=-1 on themselves only)", None, eng["invariant_violations"] == 0,
-                     "is_true", None, scale=Scale.QUICK, note=f"{eng['n_nodes']} nodes, {eng['n_failure']} failure "
-                     "terminals")
+                     "is_true", None, scale=Scale.QUICK, kind="check", aggregate="all",
+                     note=f"{eng['n_nodes']} nodes, {eng['n_failure']} failure terminals")
+    # fails if: the tree search only re-samples the root (no UCT descent / no back-up), so coverage = one chain
     report.add_claim("A2", "MCTS coverage exceeds single-sample accuracy of the same generator (L3-L4, points)",
-                     None, eng["coverage_gain_l34"], ">=", 10.0, scale=Scale.QUICK, unit="points",
-                     note=f"coverage {eng['coverage_l34']:.1f}% vs single-sample {eng['single_l34']:.1f}%")
+                     None, eng["coverage_gain_l34"], ">=", 10.0, scale=Scale.QUICK, unit="points", kind="mechanism",
+                     note=f"coverage {eng['coverage_l34']:.1f}% vs single-sample {eng['single_l34']:.1f}% "
+                          "(threshold: spec quick mode)")
+    # fails if: trajectories are extracted without checking the terminal's correctness, or the accumulated-code
+    # rule drops ancestor code so that the saved response does not re-run
     report.add_claim("A3", "every extracted SFT trajectory re-executes to the gold answer", None,
-                     eng["sft_reexec_rate"], ">=", 1.0, scale=Scale.QUICK,
+                     eng["sft_reexec_rate"], ">=", 1.0, scale=Scale.QUICK, kind="check", aggregate="min",
                      note=f"{eng['n_sft']} trajectories (top-2 per solved problem)")
+    # fails if: the 2+2 / 1-vs-4 rule or the Q-margin filter rejects everything (e.g. Q-values never backed up)
     report.add_claim("A4", "Q-value pair extraction yields preference pairs (2+2 / 1-vs-4 rule, margin and edit "
                      "filters, final-answer pairs)", None, eng["n_pairs"], ">=", 30, scale=Scale.QUICK,
-                     note=f"{eng['n_step_pairs']} step pairs + {eng['n_final_pairs']} final-answer pairs")
+                     kind="mechanism", note=f"{eng['n_step_pairs']} step pairs + {eng['n_final_pairs']} final-answer "
+                     "pairs (threshold: spec quick mode)")
+    # fails if: Q-values are not backed up along the path (or with the wrong sign), so pairs rank steps at random
     report.add_claim("A5", "the positive step of a pair is the semantically correct one (step pairs whose steps "
                      "differ in ground-truth consistency)", None, eng["pair_semantic_acc"], ">=", 0.9,
-                     scale=Scale.QUICK, note=f"{eng['n_decisive']} decisive of {eng['n_step_pairs']} step pairs; "
-                     f"{eng['pair_tie_share']:.0%} have both steps consistent")
+                     scale=Scale.QUICK, kind="mechanism", note=f"{eng['n_decisive']} decisive of "
+                     f"{eng['n_step_pairs']} step pairs; {eng['pair_tie_share']:.0%} have both steps consistent")
+    # fails if: SFT targets are fully masked (no gradient) or the optimiser is not stepped
     report.add_claim("B1", "policy SFT loss falls (last-10 vs first-10 step average)", None, neu["sft_drop"], ">=",
-                     0.40, scale=Scale.QUICK, note=f"{neu['sft_first']:.3f} -> {neu['sft_last']:.3f}")
-    report.add_claim("B2", "SFT'd policy's greedy first step parses and executes on held-out L1 problems", None,
-                     neu["format_rate"], ">=", 0.50, scale=Scale.QUICK,
-                     note=f"base model before SFT: {neu['format_rate_base']:.2f}")
+                     0.40, scale=Scale.QUICK, kind="check",
+                     note=f"{neu['sft_first']:.3f} -> {neu['sft_last']:.3f}")
+    # fails if: SFT does not teach the solution format (the base model, pretrained only on sentence -> code pairs,
+    # scores 0 here: it never saw the <code> block, the print step or the boxed answer step)
+    report.add_claim("B2", "SFT'd policy writes complete step-format solutions (code steps, print step, boxed "
+                     "answer; right or wrong) greedily on held-out L1 problems", None, neu["format_rate"], ">=", 0.50,
+                     scale=Scale.QUICK, kind="mechanism",
+                     note=f"base model before SFT: {neu['format_rate_base']:.2f}; {config.n_heldout} problems; "
+                          "threshold: spec quick mode (format learning)")
+    # fails if: the pairwise loss has the wrong sign or the PPM head receives no gradient
     report.add_claim("B3", "PPM pairwise loss falls (last-10 vs first-10 step average)", None, neu["ppm_drop"],
-                     ">=", 0.20, scale=Scale.QUICK, note=f"{neu['ppm_first']:.3f} -> {neu['ppm_last']:.3f}")
-    report.add_claim("B4", "PPM training-pair accuracy", None, neu["ppm_pair_acc"], ">=", 0.60, scale=Scale.QUICK)
+                     ">=", 0.20, scale=Scale.QUICK, kind="check",
+                     note=f"{neu['ppm_first']:.3f} -> {neu['ppm_last']:.3f}")
+    # fails if: the PPM only memorises its training pairs, or is untrained (chance 0.5; the stub scores ~0.5)
+    report.add_claim("B4", "the PPM ranks held-out preference pairs (from search trees of unseen problems, never "
+                     "trained on) correctly", None, neu["ppm_heldout_pair_acc"], ">=", 0.60, scale=Scale.FULL,
+                     kind="paper", note=f"{neu['n_heldout_pairs']} held-out pairs (step + final-answer); training-pair "
+                     f"accuracy {neu['ppm_pair_acc']:.2f}; threshold: the spec's quick PPM threshold (0.6), full-scale "
+                     "step-pair threshold 0.8 is C6")
 
     add_full_claims(report, config, eng, evo)
     report.add_table("rounds", [{k: v for k, v in m.items() if k != "config"} for m in evo["metrics"]])

@@ -26,6 +26,9 @@ __all__ = ["pqm_targets", "orm_targets", "train_value_head", "make_pqm", "make_o
 def pqm_targets(trees: Sequence[Tree], min_visits: int = 2, fmt: StepFormat | None = None
                 ) -> list[tuple[str, str, float]]:
     """``(prefix, step text, Q)`` for every non-root node visited at least ``min_visits`` times."""
+    from icml25.core.validation import check_int
+
+    check_int(min_visits, "min_visits", low=1)
     fmt = fmt or StepFormat()
     out = []
     for t in trees:
@@ -61,8 +64,12 @@ def train_value_head(model: PPMModel, data: Sequence[tuple[str, str, float]], ki
         raise ValueError(f"kind must be 'pqm' or 'orm', got {kind!r}")
     if not data:
         raise ValueError("data must be non-empty")
-    if steps < 1 or batch_size < 1:
-        raise ValueError(f"steps and batch_size must be >= 1, got {steps}, {batch_size}")
+    from ._checks import check_training
+
+    check_training(steps, batch_size, lr, warmup, weight_decay)
+    targets = np.array([d[2] for d in data], dtype=float)
+    if not np.isfinite(targets).all():
+        raise ValueError("data targets (third entries) must be finite")
     from .sft import LengthBuckets, adamw_train
 
     rng = np.random.default_rng(seed)

@@ -62,6 +62,17 @@ class RoundConfig:
     ppm_loss: str = "paper"
     use_bootstrap: bool = False
 
+    def __post_init__(self) -> None:
+        from icml25.core.validation import check_int, check_option, check_positive
+
+        if not isinstance(self.mcts, MCTSConfig):
+            raise TypeError(f"mcts must be an MCTSConfig, got {type(self.mcts).__name__}")
+        check_int(self.extra_rollouts_unsolved, "extra_rollouts_unsolved", low=0)
+        for name in ("sft_steps", "ppm_steps", "batch_size", "ppm_batch_pairs"):
+            check_int(getattr(self, name), name, low=1)
+        check_positive(self.lr, "lr")
+        check_option(self.ppm_loss, "ppm_loss", ("paper", "official"))
+
 
 def paper_rounds(**train: Any) -> list[RoundConfig]:
     """The paper's recipe (Table 2): r1 bootstrap n=5 R=8 terminal; r2 n=8 R=16 terminal; r3 n=8 R=16 PPM-augmented
@@ -109,8 +120,11 @@ class SelfEvolution:
         self.problems = as_problem_list(problems, need_answer=True)
         if not rounds:
             raise ValueError("rounds must hold at least one RoundConfig")
-        if time_budget_s is not None and time_budget_s <= 0:
-            raise ValueError(f"time_budget_s must be > 0, got {time_budget_s}")
+        from icml25.core.validation import check_int, check_positive
+
+        if time_budget_s is not None:
+            time_budget_s = check_positive(time_budget_s, "time_budget_s")
+        max_tokens = check_int(max_tokens, "max_tokens", low=1)
         self.bootstrap, self.rounds, self.base_lm, self.executor = bootstrap_policy, list(rounds), base_lm, executor
         self.workdir, self.fmt, self.seed = Path(workdir), fmt or StepFormat(), int(seed)
         self.time_budget_s, self.max_tokens = time_budget_s, int(max_tokens)

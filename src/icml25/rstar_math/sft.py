@@ -88,8 +88,9 @@ def train_sft(lm, examples: Sequence[tuple[str, str]], steps: int = 150, batch_s
     """
     if not examples:
         raise ValueError("examples must be non-empty (no SFT trajectories were extracted)")
-    if steps < 1 or batch_size < 1:
-        raise ValueError(f"steps and batch_size must be >= 1, got {steps}, {batch_size}")
+    from ._checks import check_training
+
+    check_training(steps, batch_size, lr, warmup, weight_decay, grad_clip)
     x_all, y_all, lengths = lm_batches(lm.tokenizer, examples, lm.config.block_size)
     return masked_lm_train(lm.module, x_all, y_all, lengths, steps, batch_size, lr, warmup, weight_decay,
                            grad_clip, seed, progress, "SFT")

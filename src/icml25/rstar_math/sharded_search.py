@@ -45,8 +45,11 @@ def sharded_search(problems, make_search: Callable[[], Any], n_shards: int = 2, 
         One tree per problem, in input order.
     """
     plist = as_problem_list(problems, need_answer=False)
-    if n_shards < 1:
-        raise ValueError(f"n_shards must be >= 1, got {n_shards}")
+    from icml25.core.validation import check_int
+
+    n_shards = check_int(n_shards, "n_shards", low=1)
+    if rollouts is not None:
+        rollouts = check_int(rollouts, "rollouts", low=1)
     if backend not in ("serial", "process", "ray"):
         raise ValueError(f"backend must be 'serial', 'process' or 'ray', got {backend!r}")
     size = -(-len(plist) // n_shards)

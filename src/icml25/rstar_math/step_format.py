@@ -55,6 +55,10 @@ class Step:
     answer: str | None = None
     closes_code: bool = False
 
+    def __post_init__(self) -> None:
+        if self.kind not in ("code", "answer", "invalid"):
+            raise ValueError(f"kind must be 'code', 'answer' or 'invalid', got {self.kind!r}")
+
 
 def extract_boxed(text: str) -> str | None:
     """Content of the last ``\\boxed{...}`` in ``text`` (brace matching; ``\\text{}`` wrappers stripped).
@@ -125,6 +129,15 @@ class StepFormat:
     dedent_lines: bool = True
     examples: str = field(default="")
     output_sep: str = " "
+
+    def __post_init__(self) -> None:
+        from ._checks import check_text
+
+        check_text(self.prompt_template, "prompt_template")
+        if "{question}" not in self.prompt_template:
+            raise ValueError(f"prompt_template must contain '{{question}}', got {self.prompt_template!r}")
+        if isinstance(self.stop, str) or not self.stop or not all(isinstance(s, str) and s for s in self.stop):
+            raise ValueError(f"stop must be a non-empty tuple of non-empty strings, got {self.stop!r}")
 
     def output_block(self, observation: str) -> str:
         """``<output>obs<end_of_output>`` appended to a step that closes the code block (word-level: spaced)."""
@@ -197,5 +210,15 @@ class StepFormat:
 
 
 def parse_step(text: str) -> Step:
-    """Parse one generated step with the default :class:`StepFormat` (see :meth:`StepFormat.parse`)."""
+    """Parse one generated step with the default :class:`StepFormat` (see :meth:`StepFormat.parse`).
+
+    Examples
+    --------
+    >>> parse_step(" Ann = 3 <end_of_step>").kind
+    'code'
+    >>> parse_step(" <answer> $\\\\boxed{ 6 }$ <end_of_answer>").answer
+    '6'
+    >>> parse_step(" no stop tag").kind
+    'invalid'
+    """
     return StepFormat().parse(text)

@@ -88,6 +88,15 @@ class Problem:
     distractors: list[str] = field(default_factory=list)
     item: str = "apples"
 
+    def __post_init__(self) -> None:
+        from icml25.core.validation import check_int
+
+        from ._checks import check_text
+
+        check_text(self.question, "question")
+        check_text(self.answer, "answer")
+        check_int(self.level, "level", low=1)
+
     def canonical_steps(self, inline_bases: bool = False) -> list[str]:
         """One canonical solution (creation order) as step texts, print and answer steps included."""
         steps = []
@@ -140,20 +149,37 @@ class StepArithGenerator:
         Use indirect references ("the total from before") at L5+.
     seed : int
         Random seed (pure-Python ``random.Random``).
+
+    Examples
+    --------
+    >>> from icml25.rstar_math import SafeArithExecutor
+    >>> p = StepArithGenerator(levels=(2,), seed=0).sample(1)[0]
+    >>> p.level, len(p.canonical_steps())  # 2 operations over 3 quantities, print and answer steps
+    (2, 6)
+    >>> code = "; ".join(d.code() for d in p.defs) + f"; print({p.final})"
+    >>> SafeArithExecutor().run(code).stdout.strip() == p.answer
+    True
     """
 
     def __init__(self, levels=(1, 2, 3, 4, 5, 6), distractors: bool = True, shuffle: bool = True,
                  indirect: bool = True, seed: int = 0) -> None:
-        levels = tuple(int(v) for v in levels)
-        if not levels or any(v < 1 or v > 6 for v in levels):
-            raise ValueError(f"levels must be a non-empty sequence of ints in 1..6, got {levels}")
+        from icml25.core.validation import check_int
+
+        if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
+            raise TypeError(f"levels must be a non-empty sequence of ints in 1..6, got {levels!r}")
+        levels = tuple(check_int(v, "levels", low=1, high=6) for v in levels)
+        if not levels:
+            raise ValueError("levels must be a non-empty sequence of ints in 1..6, got an empty one")
         self.levels, self.distractors, self.shuffle, self.indirect = levels, distractors, shuffle, indirect
         self.rng = random.Random(seed)
 
     def sample(self, n: int, level: int | None = None) -> list[Problem]:
         """Draw ``n`` problems (levels cycle through ``levels`` unless ``level`` is given)."""
-        if n < 0:
-            raise ValueError(f"n must be >= 0, got {n}")
+        from icml25.core.validation import check_int
+
+        n = check_int(n, "n", low=0)
+        if level is not None:
+            level = check_int(level, "level", low=1, high=6)
         return [self._one(level if level is not None else self.levels[i % len(self.levels)]) for i in range(n)]
 
     # -- construction ---------------------------------------------------------------------------------------

@@ -30,8 +30,12 @@ def make_tiny_lm(n_layer: int = 2, n_head: int = 4, n_embd: int = 64, block_size
     dropout : float
         Dropout probability.
     """
+    from icml25.core.validation import check_int, check_probability
     from icml25.llm import TinyGPT, TinyGPTConfig
 
+    for name, value in (("n_layer", n_layer), ("n_head", n_head), ("n_embd", n_embd), ("block_size", block_size)):
+        check_int(value, name, low=1)
+    check_probability(dropout, "dropout", open_high=True)
     tok = tokenizer or WordTokenizer()
     cfg = TinyGPTConfig(n_layer=n_layer, n_head=n_head, n_embd=n_embd, block_size=block_size, dropout=dropout)
     return TinyGPT(cfg, tok, seed=seed)
@@ -44,7 +48,9 @@ def clone_lm(lm):
 
 def save_tiny_lm(lm, directory: str | Path) -> Path:
     """Save a TinyGPT that uses a :class:`WordTokenizer` (``config.json``, ``tokenizer.json``, ``model.pt``)."""
-    d = Path(directory)
+    from ._checks import check_path
+
+    d = Path(check_path(directory, "directory"))
     d.mkdir(parents=True, exist_ok=True)
     (d / "config.json").write_text(json.dumps({"format": "rstar-tinygpt", "config": lm.config.to_dict()}))
     lm.tokenizer.save(d / "tokenizer.json")
@@ -56,7 +62,9 @@ def load_tiny_lm(directory: str | Path):
     """Load a model written by :func:`save_tiny_lm`."""
     from icml25.llm import TinyGPT, TinyGPTConfig
 
-    d = Path(directory)
+    from ._checks import check_path
+
+    d = Path(check_path(directory, "directory"))
     if not (d / "config.json").is_file() or not (d / "model.pt").is_file():
         raise FileNotFoundError(f"no policy model in {d}: expected config.json, tokenizer.json and model.pt")
     meta = json.loads((d / "config.json").read_text())
@@ -87,7 +95,10 @@ class TinyStepPolicy:
     def __init__(self, lm, top_p: float = 1.0, shared_prefix: bool = True) -> None:
         if not hasattr(lm, "generate"):
             raise TypeError("lm must be an icml25.llm language model with generate()")
-        self.lm, self.top_p, self.shared_prefix = lm, float(top_p), bool(shared_prefix)
+        from icml25.core.validation import check_probability
+
+        top_p = check_probability(top_p, "top_p", open_low=True)
+        self.lm, self.top_p, self.shared_prefix = lm, top_p, bool(shared_prefix)
         self.generated_tokens = 0
         self.calls = 0
 
@@ -95,8 +106,9 @@ class TinyStepPolicy:
                      stop: Sequence[str] | None = None, max_tokens: int = 32,
                      seed: int | None = None) -> list[list[str]]:
         """``n`` step texts per prompt (see the class docstring)."""
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
+        from ._checks import check_sampling
+
+        n, temperature, max_tokens = check_sampling(n, temperature, max_tokens)
         stop = list(stop or [])
         self.calls += 1
         tok = self.lm.tokenizer

@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from icml25.core.validation import check_option, check_real
+
 __all__ = ["Node", "Tree", "uct_score", "select_child", "update", "update_recursive",
            "TOO_MANY_CODE_ERRORS", "TOO_MANY_STEPS", "NO_VALID_CHILD", "FAILURE_REASONS"]
 
@@ -69,6 +71,12 @@ class Node:
     n_local: int = 0
     n_origin: int = 0
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f"text must be a string, got {type(self.text).__name__}")
+        check_real(self.N, "N", low=0.0)
+        check_real(self.W, "W")
+
     @property
     def Q(self) -> float:  # noqa: N802 - paper notation
         """Mean backed-up value ``W / N`` (0 when unvisited)."""
@@ -98,6 +106,7 @@ class Node:
 
 def update(node: Node, value: float) -> None:
     """``N += 1; W += value``; the first update also sets ``v0`` (spec §2.5)."""
+    value = check_real(value, "value")
     if node.v0 is None:
         node.v0 = float(value)
     node.N += 1
@@ -106,6 +115,7 @@ def update(node: Node, value: float) -> None:
 
 def update_recursive(node: Node, value: float) -> None:
     """:func:`update` on ``node`` and every ancestor up to and including the root (spec §2.5)."""
+    value = check_real(value, "value")
     node.n_origin += 1
     n: Node | None = node
     while n is not None:
@@ -119,7 +129,23 @@ def uct_score(node: Node, c: float = 2.0, unvisited_bonus: str = "zero") -> floa
     With ``unvisited_bonus="zero"`` (official rule) a child with ``N = 0`` or a parent with ``N = 0`` scores
     ``0`` (its Q is 0 and the exploration term is 0); with ``"infinite"`` an unvisited child scores ``+inf``
     (textbook UCT).
+
+    Examples
+    --------
+    >>> root = Node(N=4)
+    >>> child = Node(parent=root, N=2, W=1.0)
+    >>> root.children.append(child)
+    >>> round(uct_score(child, c=2.0), 4)  # 0.5 + 2 * sqrt(ln 4 / 2)
+    2.1651
+    >>> uct_score(Node(parent=root), c=2.0)  # unvisited child, official zero bonus
+    0.0
     """
+    c = check_real(c, "c", low=0.0)
+    check_option(unvisited_bonus, "unvisited_bonus", ("zero", "infinite"))
+    return _uct(node, c, unvisited_bonus)
+
+
+def _uct(node: Node, c: float, unvisited_bonus: str) -> float:
     parent_n = node.parent.N if node.parent is not None else 0
     if node.N == 0:
         return math.inf if unvisited_bonus == "infinite" else 0.0
@@ -130,11 +156,13 @@ def uct_score(node: Node, c: float = 2.0, unvisited_bonus: str = "zero") -> floa
 
 def select_child(node: Node, c: float = 2.0, unvisited_bonus: str = "zero") -> Node | None:
     """Argmax-UCT over the non-terminal children (ties: first in creation order); None if all are terminal."""
+    c = check_real(c, "c", low=0.0)
+    check_option(unvisited_bonus, "unvisited_bonus", ("zero", "infinite"))
     best, best_s = None, -math.inf
     for ch in node.children:
         if ch.terminal:
             continue
-        s = uct_score(ch, c, unvisited_bonus)
+        s = _uct(ch, c, unvisited_bonus)
         if s > best_s:
             best, best_s = ch, s
     return best
@@ -153,6 +181,11 @@ class Tree:
     root: Node = field(default_factory=Node)
     meta: dict[str, Any] = field(default_factory=dict)
     rollouts_done: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.question, str) or not self.question.strip():
+            raise (TypeError if not isinstance(self.question, str) else ValueError)(
+                f"question must be a non-empty string, got {self.question!r}")
 
     def nodes(self) -> list[Node]:
         """All nodes, root first, depth-first creation order."""
