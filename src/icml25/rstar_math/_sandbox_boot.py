@@ -145,6 +145,39 @@ def _drop_all_capabilities():
     _check(_libc.capset(ctypes.byref(hdr), data), "capset")
 
 
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+# machine -> (AUDIT_ARCH, fork, vfork, clone, clone3); 0xFFFFFFFF = no such system call
+_SYSCALLS = {"x86_64": (0xC000003E, 57, 58, 56, 435), "aarch64": (0xC00000B7, 0xFFFFFFFF, 0xFFFFFFFF, 220, 435)}
+
+
+def _install_no_fork_filter():
+    """seccomp filter: fork/vfork/clone without CLONE_THREAD fail with EAGAIN, clone3 with ENOSYS (so threads
+    fall back to clone); another ABI (x32, i386 on x86_64) kills the process. Returns False on other machines."""
+    machine = os.uname().machine
+    if machine not in _SYSCALLS:
+        return False
+    arch, fork, vfork, clone, clone3 = _SYSCALLS[machine]
+    ld, jeq, jset, ret, allow = 0x20, 0x15, 0x45, 0x06, 0x7FFF0000
+    eagain, enosys, kill = 0x00050000 | 11, 0x00050000 | 38, 0x80000000
+    prog = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, kill), (ld, 0, 0, 0),
+            (jset, 0, 1, 0x40000000), (ret, 0, 0, kill),  # x32 system-call numbers
+            (jeq, 7, 0, fork), (jeq, 6, 0, vfork), (jeq, 4, 0, clone3), (jeq, 0, 5, clone),
+            (ld, 0, 0, 16), (jset, 0, 2, 0x00010000),  # clone: args[0] & CLONE_THREAD
+            (ret, 0, 0, allow), (ret, 0, 0, enosys), (ret, 0, 0, eagain), (ret, 0, 0, allow)]
+    # jump targets: from index i, jt/jf skip that many instructions
+    arr = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])
+    fprog = _SockFprog(len(prog), arr)
+    _check(_libc.prctl(22, ctypes.c_ulong(2), ctypes.byref(fprog), 0, 0), "seccomp filter")
+    return True
+
+
 def _set_limits(cfg):
     os.closerange(3, 1 << 16)
     for name, value in (("RLIMIT_AS", cfg["mem"]), ("RLIMIT_FSIZE", cfg["fsize"]),
@@ -227,6 +260,7 @@ def main():
         _prctl(PR_SET_DUMPABLE, 0)
         if cfg["ns"]:
             _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+        report["seccomp"] = _install_no_fork_filter()
         report.update(uid=os.getuid(), euid=os.geteuid(), cwd=os.getcwd())
     except OSError as e:
         _fail(f"{type(e).__name__}: {e}")
