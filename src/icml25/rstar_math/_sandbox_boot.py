@@ -248,8 +248,8 @@ def main():
                 _wait_and_forward(pid)
             _build_root(cfg)
             report["namespaces"] = True
-        if not cfg["ns"] and os.geteuid() == 0:
-            for mod in cfg["allowed"]:  # the interpreter may be unreadable by the unprivileged uid
+        if not cfg["ns"] and cfg["drop"] and cfg["preimport"]:
+            for mod in cfg["allowed"]:  # the interpreter is unreadable by the unprivileged uid: import now
                 try:
                     __import__(mod)
                 except Exception:  # noqa: BLE001 - a missing optional library is the user code's error

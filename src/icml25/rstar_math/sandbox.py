@@ -134,13 +134,28 @@ def _ro_paths() -> tuple[list[str], list[tuple[str, str]]]:
     return sorted(dirs), links
 
 
+def _reachable_by_others(path: str) -> bool:
+    """Every directory above ``path`` is searchable by other users (so a dropped uid can import from it)."""
+    p = os.path.realpath(path)
+    while True:
+        try:
+            if not os.stat(p).st_mode & 0o001:
+                return False
+        except OSError:
+            return False
+        if p == os.path.dirname(p):
+            return True
+        p = os.path.dirname(p)
+
+
 def _config(*, root_dir: str, ns: bool, userns: bool, drop: bool, probe: bool, mem: int, cpu: int, fsize: int,
             work_bytes: int, guards: bool, allowed: Sequence[str]) -> str:
     dirs, links = _ro_paths()
     return json.dumps({"root_dir": root_dir, "ns": ns, "userns": userns, "drop": drop, "probe": probe,
                        "mem": mem, "cpu": cpu, "fsize": fsize, "nofile": 64, "work_bytes": work_bytes,
                        "uid": NOBODY_UID, "gid": NOBODY_GID, "guards": guards, "allowed": list(allowed),
-                       "ro_paths": dirs, "symlinks": links, "ro_files": ["/etc/ld.so.cache"]})
+                       "ro_paths": dirs, "symlinks": links, "ro_files": ["/etc/ld.so.cache"],
+                       "preimport": not all(_reachable_by_others(d) for d in (sys.prefix, sys.base_prefix))})
 
 
 def _probe(ns: bool, userns: bool) -> dict | None:
