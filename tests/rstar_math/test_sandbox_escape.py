@@ -10,6 +10,7 @@ bounded and each call returns within its time limit. Root-only parts (the drop t
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import shutil
@@ -321,25 +322,51 @@ from icml25.rstar_math.sandbox import SubprocessExecutor, sandbox_support
 class Raw(SubprocessExecutor):
     def static_check(self, code):
         return None
+
 ex = Raw(timeout_s=3, memory_mb=256, python_guards=False)
 out = {"uid": os.getuid(), "missing": list(sandbox_support().missing)}
 out["fork"] = ex.run("from random import _os\\nif _os.fork() == 0:\\n    _os._exit(0)").error_type
 out["write"] = ex.run("from random import _os\\n_os.close(_os.open(%r, _os.O_CREAT | _os.O_WRONLY))").error_type
 out["loop"] = ex.run("while True:\\n    pass").timed_out
 out["ok"] = ex.run("print(2 + 2)").stdout
+out["net"] = ex.run("__import__('_socket').socket().connect(('127.0.0.1', 9))").error_type
 print(json.dumps(out))
 """
 
 
-def test_probes_as_a_non_root_user(tmp_path):
-    if not ROOT or shutil.which("runuser") is None or shutil.which("useradd") is None:
-        pytest.skip("needs root with runuser/useradd to create an unprivileged user")
-    from icml25.rstar_math.sandbox import _reachable_by_others
+def _expose_script(paths: list[str]) -> str | None:
+    """Shell lines (for a private mount namespace) that make ``paths`` reachable by other users.
 
+    A folder above them that others cannot enter (say ``/root`` holding a pyenv interpreter) is covered with a
+    ``mode=755`` tmpfs into which the needed sub-folder is moved back; the host is unchanged. None when a
+    needed path is not covered by this recipe.
+    """
+    lines, held = [], {}
+    for need in paths:
+        parts = Path(os.path.realpath(need)).parts
+        blocked = [i for i in range(1, len(parts) + 1) if not os.stat(Path(*parts[:i])).st_mode & 0o001]
+        if not blocked:
+            continue
+        if len(blocked) > 1 or blocked[0] == len(parts):
+            return None  # more than one closed folder on the way, or the path itself: not covered
+        held.setdefault(str(Path(*parts[: blocked[0]])), set()).add(str(Path(*parts[: blocked[0] + 1])))
+    for k, (anc, kids) in enumerate(sorted(held.items())):
+        for j, kid in enumerate(sorted(kids)):
+            lines += [f"mkdir -p /tmp/.icml25_hold_{k}_{j}", f"mount --bind {kid} /tmp/.icml25_hold_{k}_{j}"]
+        lines.append(f"mount -t tmpfs -o mode=755,size=1m tmpfs {anc}")
+        for j, kid in enumerate(sorted(kids)):
+            lines += [f"mkdir -p {kid}", f"mount --move /tmp/.icml25_hold_{k}_{j} {kid}"]
+    return "\n".join(["set -e", *lines])
+
+
+def test_probes_as_a_non_root_user():
+    """The same containment as an unprivileged user (user namespaces), run through ``runuser``."""
+    if not ROOT or not all(shutil.which(t) for t in ("runuser", "useradd", "unshare", "mount")):
+        pytest.skip("needs root with runuser/useradd/unshare to create and use an unprivileged user")
     src = str(Path(sbmod.__file__).resolve().parents[2])
-    for need in (sys.executable, sys.prefix, sys.base_prefix, src):
-        if not _reachable_by_others(need):
-            pytest.skip(f"{need} is not readable by other users here, so no unprivileged user can run it")
+    expose = _expose_script([sys.executable, sys.prefix, sys.base_prefix, src])
+    if expose is None:
+        pytest.skip("the interpreter or the sources cannot be made readable for an unprivileged user here")
     user = "icml25probe"
     if subprocess.run(["id", user], capture_output=True).returncode != 0:
         if subprocess.run(["useradd", "--system", "--no-create-home", user], capture_output=True).returncode:
@@ -348,14 +375,22 @@ def test_probes_as_a_non_root_user(tmp_path):
     target.chmod(0o777)
     try:
         mark = target / "nonroot_marker"
-        proc = subprocess.run(["runuser", "-u", user, "--", sys.executable, "-c", _NONROOT_SCRIPT % str(mark)],
-                              capture_output=True, text=True, timeout=60, cwd="/",
-                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": src})
+        script = tmp_script = target / "run.sh"
+        py = _NONROOT_SCRIPT % str(mark)
+        (target / "probe.py").write_text(py)
+        (target / "probe.py").chmod(0o644)
+        tmp_script.write_text(expose + f"\nexec runuser -u {user} -- env -i PATH=/usr/bin:/bin PYTHONPATH={src} "
+                              f"{sys.executable} {target / 'probe.py'}\n")
+        proc = subprocess.run(["unshare", "--mount", "--propagation", "private", "bash", str(script)],
+                              capture_output=True, text=True, timeout=60, cwd="/")
+        if proc.returncode != 0 and "unshare failed" in proc.stderr:
+            pytest.skip(f"no mount namespace for the test harness: {proc.stderr.strip()[-200:]}")
         assert proc.returncode == 0, proc.stderr[-2000:]
-        import json
         out = json.loads(proc.stdout.strip().splitlines()[-1])
         assert out["uid"] != 0 and out["ok"] == "4" and out["loop"] is True
         assert out["fork"] == "BlockingIOError"
-        assert not mark.exists()
+        if not out["missing"]:  # user namespaces available: the same file-system and network isolation
+            assert out["write"] is not None and not mark.exists()
+            assert out["net"] == "OSError"
     finally:
         shutil.rmtree(target, ignore_errors=True)
