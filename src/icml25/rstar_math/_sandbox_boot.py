@@ -256,11 +256,12 @@ def main():
                     pass
         _set_limits(cfg)
         _drop_privileges(cfg)
-        _prctl(PR_SET_NO_NEW_PRIVS, 1)
-        _prctl(PR_SET_DUMPABLE, 0)
-        if cfg["ns"]:
-            _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
-        report["seccomp"] = _install_no_fork_filter()
+        if sys.platform.startswith("linux"):
+            _prctl(PR_SET_NO_NEW_PRIVS, 1)
+            _prctl(PR_SET_DUMPABLE, 0)
+            if cfg["ns"]:
+                _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+            report["seccomp"] = _install_no_fork_filter()
         report.update(uid=os.getuid(), euid=os.geteuid(), cwd=os.getcwd())
     except OSError as e:
         _fail(f"{type(e).__name__}: {e}")

@@ -186,13 +186,13 @@ def sandbox_support(refresh: bool = False) -> SandboxSupport:
             return _SUPPORT
         root = hasattr(os, "geteuid") and os.geteuid() == 0
         if not sys.platform.startswith("linux"):
-            posix = os.name == "posix"
-            missing = ("namespaces (network, mount, PID: Linux only)",
-                       "private read-only root file system (Linux only)")
-            if root:
-                missing += ("privilege drop (only implemented on Linux)",)
-            _SUPPORT = SandboxSupport(sys.platform, root, None, False, posix,
-                                      missing + (() if posix else ("resource limits (POSIX only)",)))
+            missing = ("namespaces (network, mount, PID: Linux only), hence no network or file-system isolation",
+                       "private read-only root file system (Linux only)", "seccomp fork filter (Linux only)")
+            rep = _probe(ns=False, userns=False) if os.name == "posix" else None
+            if rep is None:
+                missing += ("resource limits and privilege drop (the bootstrap child failed; POSIX only)",)
+            drop = rep is not None and (rep.get("uid") == NOBODY_UID if root else True)
+            _SUPPORT = SandboxSupport(sys.platform, root, None, drop, rep is not None, missing)
             return _SUPPORT
         namespaces, missing = None, []
         rep = _probe(ns=True, userns=not root)
