@@ -241,6 +241,8 @@ def main():
     code = "" if cfg["probe"] else sys.stdin.read()
     report = {}
     try:
+        if sys.platform.startswith("linux"):  # the executor dying takes this child with it
+            _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
         if cfg["ns"]:
             _enter_namespaces(cfg["userns"])
             pid = os.fork()
@@ -259,8 +261,7 @@ def main():
         if sys.platform.startswith("linux"):
             _prctl(PR_SET_NO_NEW_PRIVS, 1)
             _prctl(PR_SET_DUMPABLE, 0)
-            if cfg["ns"]:
-                _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+            _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))  # again: a change of credentials clears it
             report["seccomp"] = _install_no_fork_filter()
         report.update(uid=os.getuid(), euid=os.geteuid(), cwd=os.getcwd())
     except OSError as e:
