@@ -249,6 +249,16 @@ def test_ignoring_sigterm_does_not_help():
     assert _no_sandbox_process_left()
 
 
+@pytest.mark.parametrize("namespaces", [True, False])
+def test_closing_its_pipes_then_sleeping_still_times_out(namespaces, monkeypatch):
+    if not namespaces:  # without the outer waiting process, the pipes really close before the child ends
+        monkeypatch.setattr(sbmod, "_SUPPORT", sbmod.SandboxSupport(sys.platform, ROOT, None, ROOT, True, ("x",)))
+        monkeypatch.setattr(sbmod, "_WARNED", True)
+    r, dt = _run("import time, os\nos.close(1)\nos.close(2)\ntime.sleep(1000)")
+    assert r.timed_out and dt >= TIMEOUT - 0.5
+    assert _no_sandbox_process_left()
+
+
 def test_deep_recursion_is_contained():
     r, _ = _run("import sys\nsys.setrecursionlimit(10 ** 7)\ndef f(n):\n    return f(n + 1)\nf(0)")
     assert r.error is not None and not r.ok, r

@@ -4,8 +4,9 @@ Every execution runs in a fresh ``python -I`` child (bootstrap: ``_sandbox_boot.
 runs, enters new mount/network/PID/IPC/UTS namespaces and ``chroot``s into a private read-only root whose only
 writable place is a size-limited tmpfs working directory (Linux, where the kernel allows it: as root, or as a
 user with unprivileged user namespaces), sets resource limits (address space, CPU seconds, file size, open
-files, no processes = no fork), and drops to ``nobody`` with no supplementary groups when started as root
-(``no_new_privs``, not dumpable). The parent reads the output through a bounded reader (the child is killed
+files, no processes = no fork, backed by a seccomp filter refusing ``fork``/``clone`` of processes), and drops
+to ``nobody`` with no supplementary groups when started as root (``no_new_privs``, not dumpable, killed when its
+parent dies). The parent reads the output through a bounded reader (the child is killed
 past ``max_output_bytes``), kills the child's process group on timeout (and the PID namespace dies with its
 first process) and returns a :class:`SandboxResult`. A mechanism that is unavailable is named once in a
 :class:`SandboxWarning`; ``strict=True`` raises :class:`SandboxUnavailableError` instead of running code with
@@ -329,7 +330,13 @@ class SubprocessExecutor:
                                 env={"PATH": "/usr/bin:/bin", "HOME": "/sandbox", "TMPDIR": "/sandbox",
                                      "LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
                                 start_new_session=True)
-        out, err, over, timed_out = self._pump(proc, code.encode(), t0 + self.timeout_s)
+        deadline = t0 + self.timeout_s
+        out, err, over, timed_out = self._pump(proc, code.encode(), deadline)
+        if not (over or timed_out):  # the pipes closed; the child may still run (it closed them itself)
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                timed_out = True
         if over or timed_out:
             _kill_tree(proc)
         proc.wait()
