@@ -404,3 +404,28 @@ def test_probes_as_a_non_root_user():
             assert out["net"] == "OSError"
     finally:
         shutil.rmtree(target, ignore_errors=True)
+
+
+# -- structured result and bad input -----------------------------------------------------------------------------
+def test_structured_result_fields():
+    ex = SubprocessExecutor(timeout_s=TIMEOUT, max_output_chars=10, max_output_bytes=4096)
+    ok = ex.run("print('hello')")
+    assert ok.ok and ok.error_type is None and not ok.output_truncated and ok.stdout == "hello"
+    cut = ex.run("print('y' * 100)")
+    assert cut.ok and cut.output_truncated and cut.stdout == "y" * 10  # cut, not killed
+    over = ex.run("print('y' * 10000)")
+    assert not over.ok and over.error_type == "OutputLimitError" and over.output_truncated
+    static = ex.run("import os")
+    assert static.rejected_statically and static.error_type == "ImportError" and not static.ok
+    raised = ex.run("raise ValueError('bad value')")
+    assert raised.error == "ValueError: bad value" and raised.error_type == "ValueError" and raised.is_error
+
+
+@pytest.mark.parametrize("kw, word", [({"timeout_s": 0}, "timeout_s"), ({"memory_mb": 10}, "memory_mb"),
+                                      ({"workers": 0}, "workers"), ({"max_output_bytes": 5}, "max_output_bytes"),
+                                      ({"file_size_mb": 0}, "file_size_mb")])
+def test_bad_arguments_are_named(kw, word):
+    with pytest.raises(ValueError, match=word):
+        SubprocessExecutor(**kw)
+    with pytest.raises(TypeError, match="code must be a str"):
+        SubprocessExecutor().run(b"print(1)")

@@ -17,6 +17,7 @@ see the rstar_math README ("Security") for what is enforced where.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import selectors
@@ -117,6 +118,12 @@ _SUPPORT_LOCK = threading.Lock()
 _WARNED = False
 
 
+@functools.lru_cache(maxsize=1)
+def _boot_source() -> str:
+    return _BOOT.read_text()
+
+
+@functools.lru_cache(maxsize=1)
 def _ro_paths() -> tuple[list[str], list[tuple[str, str]]]:
     """Directories the child needs read-only (interpreter, libraries) and top-level symlinks to recreate."""
     dirs: list[str] = []
@@ -149,6 +156,11 @@ def _reachable_by_others(path: str) -> bool:
         p = os.path.dirname(p)
 
 
+@functools.lru_cache(maxsize=1)
+def _interpreter_reachable() -> bool:
+    return all(_reachable_by_others(d) for d in (sys.prefix, sys.base_prefix))
+
+
 def _config(*, root_dir: str, ns: bool, userns: bool, drop: bool, probe: bool, mem: int, cpu: int, fsize: int,
             work_bytes: int, guards: bool, allowed: Sequence[str]) -> str:
     dirs, links = _ro_paths()
@@ -156,7 +168,7 @@ def _config(*, root_dir: str, ns: bool, userns: bool, drop: bool, probe: bool, m
                        "mem": mem, "cpu": cpu, "fsize": fsize, "nofile": 64, "work_bytes": work_bytes,
                        "uid": NOBODY_UID, "gid": NOBODY_GID, "guards": guards, "allowed": list(allowed),
                        "ro_paths": dirs, "symlinks": links, "ro_files": ["/etc/ld.so.cache"],
-                       "preimport": not all(_reachable_by_others(d) for d in (sys.prefix, sys.base_prefix))})
+                       "preimport": not _interpreter_reachable()})
 
 
 def _probe(ns: bool, userns: bool) -> dict | None:
@@ -166,7 +178,7 @@ def _probe(ns: bool, userns: bool) -> dict | None:
         cfg = _config(root_dir=tmp, ns=ns, userns=userns, drop=root and not userns, probe=True,
                       mem=1 << 30, cpu=5, fsize=1 << 20, work_bytes=1 << 20, guards=False, allowed=())
         try:
-            out = subprocess.run([sys.executable, "-I", "-c", _BOOT.read_text(), cfg], capture_output=True,
+            out = subprocess.run([sys.executable, "-I", "-c", _boot_source(), cfg], capture_output=True,
                                  text=True, timeout=30, env={"PATH": "/usr/bin:/bin"}, cwd=tmp,
                                  start_new_session=True)
         except (OSError, subprocess.TimeoutExpired):
@@ -325,7 +337,7 @@ class SubprocessExecutor:
 
     def _launch(self, cfg: str, code: str, cwd: str) -> SandboxResult:
         t0 = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-I", "-c", _BOOT.read_text(), cfg], cwd=cwd,
+        proc = subprocess.Popen([sys.executable, "-I", "-c", _boot_source(), cfg], cwd=cwd,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env={"PATH": "/usr/bin:/bin", "HOME": "/sandbox", "TMPDIR": "/sandbox",
                                      "LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
