@@ -28,7 +28,7 @@ import pytest
 from icml25.rstar_math import sandbox as sbmod
 from icml25.rstar_math.sandbox import SandboxResult, SubprocessExecutor, sandbox_support
 
-TIMEOUT = 3.0
+TIMEOUT = 2.0
 SLACK = 4.0  # interpreter start-up and kill on a loaded machine
 ROOT = os.geteuid() == 0
 SUP = sandbox_support()
@@ -333,7 +333,7 @@ class Raw(SubprocessExecutor):
     def static_check(self, code):
         return None
 
-ex = Raw(timeout_s=3, memory_mb=256, python_guards=False)
+ex = Raw(timeout_s=2, memory_mb=256, python_guards=False)
 out = {"uid": os.getuid(), "missing": list(sandbox_support().missing)}
 out["fork"] = ex.run("from random import _os\\nif _os.fork() == 0:\\n    _os._exit(0)").error_type
 out["write"] = ex.run("from random import _os\\n_os.close(_os.open(%r, _os.O_CREAT | _os.O_WRONLY))").error_type
