@@ -429,3 +429,21 @@ def test_bad_arguments_are_named(kw, word):
         SubprocessExecutor(**kw)
     with pytest.raises(TypeError, match="code must be a str"):
         SubprocessExecutor().run(b"print(1)")
+
+
+def test_support_names_what_is_missing_when_namespaces_are_refused(monkeypatch):
+    real = sbmod._probe
+
+    def refuse_ns(ns, userns):
+        return (None, "OSError: [Errno 1] unshare: Operation not permitted") if ns else real(ns, userns)
+
+    monkeypatch.setattr(sbmod, "_SUPPORT", None)
+    monkeypatch.setattr(sbmod, "_probe", refuse_ns)
+    sup = sbmod.sandbox_support(refresh=True)
+    assert sup.namespaces is None and sup.rlimits
+    assert any("namespaces" in m and "unshare: Operation not permitted" in m for m in sup.missing)
+    if ROOT:
+        assert sup.privilege_drop  # the fallback still drops to nobody
+    monkeypatch.setattr(sbmod, "_WARNED", False)
+    with pytest.raises(sbmod.SandboxUnavailableError, match="Operation not permitted"):
+        SubprocessExecutor(strict=True).run("print(1)")

@@ -262,7 +262,13 @@ def main():
             _prctl(PR_SET_NO_NEW_PRIVS, 1)
             _prctl(PR_SET_DUMPABLE, 0)
             _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))  # again: a change of credentials clears it
-            report["seccomp"] = _install_no_fork_filter()
+            if cfg["probe"]:  # reported, not fatal: the parent decides whether runs require it
+                try:
+                    report["seccomp"] = _install_no_fork_filter() or f"not implemented for {os.uname().machine}"
+                except OSError as e:
+                    report["seccomp"] = f"{type(e).__name__}: {e}"
+            elif cfg["seccomp"]:
+                _install_no_fork_filter()
         report.update(uid=os.getuid(), euid=os.geteuid(), cwd=os.getcwd())
     except OSError as e:
         _fail(f"{type(e).__name__}: {e}")

@@ -103,6 +103,8 @@ class SandboxSupport:
         ``setrlimit`` limits are applied (POSIX).
     missing : tuple of str
         Human-readable names of the unavailable mechanisms (empty = full isolation).
+    seccomp : bool
+        The seccomp filter refusing ``fork``/``clone`` of processes is installed (Linux x86_64/aarch64).
     """
 
     platform: str
@@ -111,6 +113,7 @@ class SandboxSupport:
     privilege_drop: bool
     rlimits: bool
     missing: tuple[str, ...]
+    seccomp: bool = False
 
 
 _SUPPORT: SandboxSupport | None = None
@@ -162,33 +165,36 @@ def _interpreter_reachable() -> bool:
 
 
 def _config(*, root_dir: str, ns: bool, userns: bool, drop: bool, probe: bool, mem: int, cpu: int, fsize: int,
-            work_bytes: int, guards: bool, allowed: Sequence[str]) -> str:
+            work_bytes: int, guards: bool, allowed: Sequence[str], seccomp: bool) -> str:
     dirs, links = _ro_paths()
     return json.dumps({"root_dir": root_dir, "ns": ns, "userns": userns, "drop": drop, "probe": probe,
                        "mem": mem, "cpu": cpu, "fsize": fsize, "nofile": 64, "work_bytes": work_bytes,
-                       "uid": NOBODY_UID, "gid": NOBODY_GID, "guards": guards, "allowed": list(allowed),
+                       "uid": NOBODY_UID, "gid": NOBODY_GID, "guards": guards, "seccomp": seccomp,
+                       "allowed": list(allowed),
                        "ro_paths": dirs, "symlinks": links, "ro_files": ["/etc/ld.so.cache"],
                        "preimport": not _interpreter_reachable()})
 
 
-def _probe(ns: bool, userns: bool) -> dict | None:
-    """Start one bootstrap child in probe mode; its JSON report, or None when the setup failed."""
+def _probe(ns: bool, userns: bool) -> tuple[dict | None, str]:
+    """Start one bootstrap child in probe mode: (its JSON report or None when the setup failed, the reason)."""
     root = os.geteuid() == 0
     with tempfile.TemporaryDirectory(prefix="rstar_sandbox_probe_") as tmp:
         cfg = _config(root_dir=tmp, ns=ns, userns=userns, drop=root and not userns, probe=True,
-                      mem=1 << 30, cpu=5, fsize=1 << 20, work_bytes=1 << 20, guards=False, allowed=())
+                      mem=1 << 30, cpu=5, fsize=1 << 20, work_bytes=1 << 20, guards=False, allowed=(),
+                      seccomp=False)
         try:
             out = subprocess.run([sys.executable, "-I", "-c", _boot_source(), cfg], capture_output=True,
                                  text=True, timeout=30, env={"PATH": "/usr/bin:/bin"}, cwd=tmp,
                                  start_new_session=True)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return None, f"{type(e).__name__}: {e}"
     if out.returncode != 0:
-        return None
+        why = out.stderr.rsplit(_SETUP_MARKER, 1)[-1].strip().splitlines()
+        return None, (why[-1] if why else f"exit status {out.returncode}")[:300]
     try:
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        return json.loads(out.stdout.strip().splitlines()[-1]), ""
     except (ValueError, IndexError):
-        return None
+        return None, "unreadable probe report"
 
 
 def sandbox_support(refresh: bool = False) -> SandboxSupport:
@@ -201,27 +207,29 @@ def sandbox_support(refresh: bool = False) -> SandboxSupport:
         if not sys.platform.startswith("linux"):
             missing = ("namespaces (network, mount, PID: Linux only), hence no network or file-system isolation",
                        "private read-only root file system (Linux only)", "seccomp fork filter (Linux only)")
-            rep = _probe(ns=False, userns=False) if os.name == "posix" else None
+            rep, why = _probe(ns=False, userns=False) if os.name == "posix" else (None, "not POSIX")
             if rep is None:
-                missing += ("resource limits and privilege drop (the bootstrap child failed; POSIX only)",)
+                missing += (f"resource limits and privilege drop (the bootstrap child failed: {why})",)
             drop = rep is not None and (rep.get("uid") == NOBODY_UID if root else True)
             _SUPPORT = SandboxSupport(sys.platform, root, None, drop, rep is not None, missing)
             return _SUPPORT
         namespaces, missing = None, []
-        rep = _probe(ns=True, userns=not root)
+        rep, why = _probe(ns=True, userns=not root)
         if rep is not None:
             namespaces = "root" if root else "user"
         else:
-            missing.append("namespaces (unshare of mount/network/PID namespaces was refused: "
-                           + ("needs CAP_SYS_ADMIN" if root else "unprivileged user namespaces are disabled")
-                           + ") and with them the private read-only root file system")
-            rep = _probe(ns=False, userns=False)
+            missing.append("namespaces and with them the private read-only root file system and the network "
+                           f"isolation ({'as root' if root else 'through a user namespace'}: {why})")
+            rep, why = _probe(ns=False, userns=False)
         drop = rep is not None and (rep.get("uid") == NOBODY_UID if root else True)
-        if root and not drop:
-            missing.append(f"privilege drop to uid {NOBODY_UID} (setuid failed)")
+        if rep is not None and root and not drop:
+            missing.append(f"privilege drop to uid {NOBODY_UID} (setuid did not hold)")
+        if rep is not None and rep.get("seccomp") is not True:
+            missing.append(f"seccomp fork filter ({rep.get('seccomp')}); forks are refused by RLIMIT_NPROC only")
         if rep is None:
-            missing.append("resource limits and privilege drop (the bootstrap child failed)")
-        _SUPPORT = SandboxSupport(sys.platform, root, namespaces, drop, rep is not None, tuple(missing))
+            missing.append(f"resource limits and privilege drop (the bootstrap child failed: {why})")
+        _SUPPORT = SandboxSupport(sys.platform, root, namespaces, drop, rep is not None, tuple(missing),
+                                  seccomp=rep is not None and rep.get("seccomp") is True)
         return _SUPPORT
 
 
@@ -329,7 +337,7 @@ class SubprocessExecutor:
                           drop=root and sup.namespaces != "user", probe=False,
                           mem=self.memory_mb << 20, cpu=int(self.timeout_s) + 2, fsize=self.file_size_mb << 20,
                           work_bytes=self.file_size_mb << 20, guards=self.python_guards,
-                          allowed=self.allowed_imports)
+                          allowed=self.allowed_imports, seccomp=sup.seccomp)
             try:
                 return self._launch(cfg, code, tmp)
             finally:
