@@ -325,10 +325,10 @@ class SubprocessExecutor:
         """Execute ``code`` in a fresh isolated child; see the class docstring. Never raises for bad code."""
         if not isinstance(code, str):
             raise TypeError(f"code must be a str, got {type(code).__name__}")
+        sup = self.support()  # strict: refuse before anything else
         bad = self.static_check(code)
         if bad is not None:
             return SandboxResult(error=bad, error_type=bad.split(":", 1)[0], rejected_statically=True)
-        sup = self.support()
         root = sup.root
         with tempfile.TemporaryDirectory(prefix="rstar_sandbox_") as tmp:
             if root and sup.namespaces is None:
