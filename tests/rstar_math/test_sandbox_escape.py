@@ -447,3 +447,12 @@ def test_support_names_what_is_missing_when_namespaces_are_refused(monkeypatch):
     monkeypatch.setattr(sbmod, "_WARNED", False)
     with pytest.raises(sbmod.SandboxUnavailableError, match="Operation not permitted"):
         SubprocessExecutor(strict=True).run("print(1)")
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64" or not SUP.seccomp, reason="x86_64 seccomp deny list")
+def test_kernel_attack_surface_calls_are_refused():
+    # ptrace(PTRACE_TRACEME), io_uring_setup, bpf, unshare(CLONE_NEWUSER): allowed to unprivileged code elsewhere
+    r, _ = _run("import ctypes\nl = ctypes.CDLL(None, use_errno=True)\nbuf = ctypes.create_string_buffer(120)\n"
+                "for rc in (l.ptrace(0, 0, 0, 0), l.syscall(425, 1, buf), l.syscall(321, 0, 0, 0),\n"
+                "           l.unshare(0x10000000)):\n    print(rc, ctypes.get_errno())")
+    assert r.stdout.splitlines() == ["-1 1"] * 4, r

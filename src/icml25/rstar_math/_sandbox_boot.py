@@ -155,25 +155,54 @@ class _SockFprog(ctypes.Structure):
 
 # machine -> (AUDIT_ARCH, fork, vfork, clone, clone3); 0xFFFFFFFF = no such system call
 _SYSCALLS = {"x86_64": (0xC000003E, 57, 58, 56, 435), "aarch64": (0xC00000B7, 0xFFFFFFFF, 0xFFFFFFFF, 220, 435)}
+# x86_64 only (numbers checked on this architecture): calls no step program needs that widen the kernel's attack
+# surface or the sandbox's reach -> EPERM. ptrace, mount, umount2, pivot_root, chroot, unshare, setns, keyctl,
+# add_key, request_key, bpf, userfaultfd, perf_event_open, io_uring_setup, open_tree, move_mount, fsopen,
+# fsconfig, fsmount, fspick
+_DENIED = {"x86_64": (101, 165, 166, 155, 161, 272, 308, 250, 248, 249, 321, 323, 298, 425, 428, 429, 430, 431,
+                      432, 433)}
+
+
+def _assemble(prog):
+    """Resolve ``("label", name)`` markers and label jump targets into a classic-BPF instruction array."""
+    at, pc = {}, 0
+    for ins in prog:
+        if ins[0] == "label":
+            at[ins[1]] = pc
+        else:
+            pc += 1
+    out, pc = [], 0
+    for ins in prog:
+        if ins[0] == "label":
+            continue
+        code, jt, jf, k = ins
+        jt = at[jt] - pc - 1 if isinstance(jt, str) else jt
+        jf = at[jf] - pc - 1 if isinstance(jf, str) else jf
+        out.append(_SockFilter(code, jt, jf, k))
+        pc += 1
+    return (_SockFilter * len(out))(*out)
 
 
 def _install_no_fork_filter():
     """seccomp filter: fork/vfork/clone without CLONE_THREAD fail with EAGAIN, clone3 with ENOSYS (so threads
-    fall back to clone); another ABI (x32, i386 on x86_64) kills the process. Returns False on other machines."""
+    fall back to clone); the ``_DENIED`` calls fail with EPERM; another ABI (x32, i386 on x86_64) kills the
+    process. Returns False on machines without a table here."""
     machine = os.uname().machine
     if machine not in _SYSCALLS:
         return False
     arch, fork, vfork, clone, clone3 = _SYSCALLS[machine]
     ld, jeq, jset, ret, allow = 0x20, 0x15, 0x45, 0x06, 0x7FFF0000
-    eagain, enosys, kill = 0x00050000 | 11, 0x00050000 | 38, 0x80000000
-    prog = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, kill), (ld, 0, 0, 0),
-            (jset, 0, 1, 0x40000000), (ret, 0, 0, kill),  # x32 system-call numbers
-            (jeq, 7, 0, fork), (jeq, 6, 0, vfork), (jeq, 4, 0, clone3), (jeq, 0, 5, clone),
-            (ld, 0, 0, 16), (jset, 0, 2, 0x00010000),  # clone: args[0] & CLONE_THREAD
-            (ret, 0, 0, allow), (ret, 0, 0, enosys), (ret, 0, 0, eagain), (ret, 0, 0, allow)]
-    # jump targets: from index i, jt/jf skip that many instructions
-    arr = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])
-    fprog = _SockFprog(len(prog), arr)
+    eagain, enosys, eperm, kill = 0x00050000 | 11, 0x00050000 | 38, 0x00050000 | 1, 0x80000000
+    prog = [(ld, 0, 0, 4), (jeq, "nr", 0, arch), (ret, 0, 0, kill), ("label", "nr"), (ld, 0, 0, 0),
+            (jset, "kill", 0, 0x40000000)]  # x32 system-call numbers
+    prog += [(jeq, "eperm", 0, n) for n in _DENIED.get(machine, ())]
+    prog += [(jeq, "eagain", 0, fork), (jeq, "eagain", 0, vfork), (jeq, "enosys", 0, clone3),
+             (jeq, 0, "allow", clone), (ld, 0, 0, 16), (jset, "allow", "eagain", 0x00010000),  # CLONE_THREAD
+             ("label", "allow"), (ret, 0, 0, allow), ("label", "enosys"), (ret, 0, 0, enosys),
+             ("label", "eagain"), (ret, 0, 0, eagain), ("label", "eperm"), (ret, 0, 0, eperm),
+             ("label", "kill"), (ret, 0, 0, kill)]
+    arr = _assemble(prog)
+    fprog = _SockFprog(len(arr), arr)
     _check(_libc.prctl(22, ctypes.c_ulong(2), ctypes.byref(fprog), 0, 0), "seccomp filter")
     return True
 
