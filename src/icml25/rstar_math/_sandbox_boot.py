@@ -12,7 +12,9 @@ text to a fresh interpreter. Before any user code runs, the process
 2. closes inherited file descriptors, sets ``RLIMIT_AS``, ``RLIMIT_CPU``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``,
    ``RLIMIT_NPROC`` = 0 (no fork) and ``RLIMIT_CORE`` = 0;
 3. (``drop``) drops to ``uid``/``gid`` (``nobody``) with no supplementary groups when started as root, or (user
-   namespace) drops every capability; sets ``no_new_privs``, not-dumpable and a parent-death ``SIGKILL``.
+   namespace) drops every capability; sets ``no_new_privs``, not-dumpable and a parent-death ``SIGKILL``;
+4. installs a seccomp filter that refuses process creation (threads stay possible where ``RLIMIT_NPROC`` allows
+   them) and, on x86_64, system calls a step program never needs (``ptrace``, mounts, namespaces, ``bpf``, ...).
 
 A failing mechanism that was asked for is fatal (exit status 125 with a ``__SANDBOX_SETUP__`` line on stderr),
 never silently skipped. With ``probe`` set, it reports what worked as one JSON line and exits instead of
