@@ -271,6 +271,7 @@ def main():
     cfg = json.loads(sys.argv[1])
     code = "" if cfg["probe"] else sys.stdin.read()
     report = {}
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file, also from the outer waiting process
     try:
         if sys.platform.startswith("linux"):  # the executor dying takes this child with it
             _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
