@@ -23,6 +23,7 @@ import numpy as np
 from .answer_check import AnswerChecker
 from .executors import CodeExecutor, ExecResult, accumulated_code
 from .policies import StepPolicy, StepScorer
+from .sandbox import SandboxUnavailableError
 from .step_format import END_ANSWER, END_CODE, END_OUTPUT, StepFormat
 from .tree import (
     NO_VALID_CHILD,
@@ -246,20 +247,29 @@ class MCTS:
             raise RuntimeError(f"policy returned {len(samples)} sample lists for {len(prompts)} prompts")
         to_score: list[tuple[str, Node]] = []
         answers_inference: list[tuple[str, Node]] = []
+        created: list[tuple[str, Node]] = []
+        to_run: list[tuple[Node, str, bool]] = []
         for (tree, node), prompt, cands in zip(batch, prompts, samples):
             tree.meta["generated_steps"] = tree.meta.get("generated_steps", 0) + len(cands)
             for text in dedupe_candidates(cands):
-                child = self._make_child(tree, node, text)
-                if child.reason is not None:
-                    update(child, -1.0)  # failure terminals: -1 on themselves only
-                    child.n_local += 1
-                elif child.is_answer:
-                    if cfg.mode == "inference":
-                        answers_inference.append((prompt, child))
-                    else:
-                        update_recursive(child, 1.0 if child.correct else -1.0)
-                elif cfg.mode != "terminal":
-                    to_score.append((prompt, child))
+                child, job = self._make_child(tree, node, text)
+                created.append((prompt, child))
+                if job is not None:
+                    to_run.append((child, *job))
+        # one wave's step programs run together (a sandbox pool when the executor has ``run_many``)
+        for (child, _, closes_code), res in zip(to_run, self._execute([code for _, code, _ in to_run])):
+            self._finish_child(child, res, closes_code)
+        for prompt, child in created:
+            if child.reason is not None:
+                update(child, -1.0)  # failure terminals: -1 on themselves only
+                child.n_local += 1
+            elif child.is_answer:
+                if cfg.mode == "inference":
+                    answers_inference.append((prompt, child))
+                else:
+                    update_recursive(child, 1.0 if child.correct else -1.0)
+            elif cfg.mode != "terminal":
+                to_score.append((prompt, child))
         pending = to_score + answers_inference
         if pending:
             scores = np.asarray(self.scorer.score([p for p, _ in pending], [c.text for _, c in pending]),
@@ -274,37 +284,62 @@ class MCTS:
                     update(child, float(s))
                     child.n_local += 1
 
-    def _make_child(self, tree: Tree, parent: Node, text: str) -> Node:
-        cfg = self.config
+    def _make_child(self, tree: Tree, parent: Node, text: str) -> tuple[Node, tuple[str, bool] | None]:
+        """New child of ``parent``; for a code step also the program to run and whether it closes the block."""
         child = Node(text=text, parent=parent, depth=parent.depth + 1)
         parent.children.append(child)
         step = self.fmt.parse(text)
         if step.kind == "invalid":
             child.terminal, child.reason = True, NO_VALID_CHILD
-            return child
+            return child, None
         if step.kind == "answer":
             child.terminal, child.answer = True, step.answer
             if tree.gold is not None:
                 child.correct = self.checker.equivalent(step.answer, tree.gold)
-            return child
+            return child, None
         child.code = step.code
         child.closes_block = END_CODE in text or END_OUTPUT in text
         path = child.path()
         code = accumulated_code([(n.code, (END_CODE in n.text or END_OUTPUT in n.text), n.timed_out)
                                  for n in path])
-        try:
-            res = self.executor.run(code)
-        except Exception as e:  # noqa: BLE001 - an executor failure is a failed step, never a crash
-            res = ExecResult(error=f"{type(e).__name__}: {e}")
+        return child, (code, step.closes_code)
+
+    def _execute(self, codes: list[str]) -> list[ExecResult]:
+        """Run one wave's programs: ``executor.run_many`` when it exists (a pool), else ``run`` one by one.
+
+        An executor failure becomes that step's error result, never a crash.
+        """
+        run_many = getattr(self.executor, "run_many", None)
+        if callable(run_many) and len(codes) > 1:
+            try:
+                res = list(run_many(codes))
+                if len(res) == len(codes):
+                    return res
+            except SandboxUnavailableError:
+                raise  # a strict sandbox refusing to run stops the search instead of failing every step
+            except Exception:  # noqa: BLE001 - fall back to one-by-one, where each failure is its own
+                pass
+        out = []
+        for code in codes:
+            try:
+                out.append(self.executor.run(code))
+            except SandboxUnavailableError:
+                raise
+            except Exception as e:  # noqa: BLE001 - an executor failure is a failed step, never a crash
+                out.append(ExecResult(error=f"{type(e).__name__}: {e}"))
+        return out
+
+    def _finish_child(self, child: Node, res: ExecResult, closes_code: bool) -> None:
+        """Attach an execution result to a code-step child and apply the failure-terminal rules."""
+        cfg, parent = self.config, child.parent
         child.observation, child.timed_out = res.observation, res.timed_out
-        if step.closes_code:
-            child.text = text + self.fmt.output_block(res.observation)
+        if closes_code:
+            child.text = child.text + self.fmt.output_block(res.observation)
         child.errors = parent.errors + 1 if res.is_error else 0
         if child.errors >= cfg.errors_threshold:
             child.terminal, child.reason = True, TOO_MANY_CODE_ERRORS
         elif child.depth >= cfg.max_depth:
             child.terminal, child.reason = True, TOO_MANY_STEPS
-        return child
 
 
 def dedupe_candidates(cands: Sequence[str]) -> list[str]:

@@ -1,0 +1,314 @@
+"""Bootstrap of one sandboxed execution (run as ``python -I -c <this file> <config-json>``, code on stdin).
+
+Standard library only: this file is not imported by the package; :mod:`icml25.rstar_math.sandbox` passes its
+text to a fresh interpreter. Before any user code runs, the process
+
+1. (``ns``) enters new mount, network, PID, IPC and UTS namespaces (plus a user namespace when not root), forks
+   once so that the user code runs as PID 1 of the new PID namespace (the kernel kills everything in it when it
+   dies) and builds a private root: a read-only tmpfs holding read-only bind mounts of the interpreter's
+   directories and ``/usr``, the device files ``null zero random urandom``, and a size-limited writable tmpfs
+   ``/sandbox`` (the working directory); then ``chroot`` into it. Nothing else of the host file system exists
+   there, and the network namespace has only a downed loopback device;
+2. closes inherited file descriptors, sets ``RLIMIT_AS``, ``RLIMIT_CPU``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``,
+   ``RLIMIT_NPROC`` = 0 (no fork) and ``RLIMIT_CORE`` = 0;
+3. (``drop``) drops to ``uid``/``gid`` (``nobody``) with no supplementary groups when started as root, or (user
+   namespace) drops every capability; sets ``no_new_privs``, not-dumpable and a parent-death ``SIGKILL``;
+4. installs a seccomp filter that refuses process creation (threads stay possible where ``RLIMIT_NPROC`` allows
+   them) and, on x86_64, system calls a step program never needs (``ptrace``, mounts, namespaces, ``bpf``, ...).
+
+A failing mechanism that was asked for is fatal (exit status 125 with a ``__SANDBOX_SETUP__`` line on stderr),
+never silently skipped. With ``probe`` set, it reports what worked as one JSON line and exits instead of
+running code.
+"""
+
+import ctypes
+import json
+import os
+import resource
+import signal
+import sys
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+_KEEP_FLAGS = MS_NOSUID | MS_NODEV | MS_NOEXEC | 1024 | 2048 | 4096  # + noatime, nodiratime, relatime
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
+SETUP_MARKER, ERROR_MARKER = "__SANDBOX_SETUP__", "__SANDBOX_ERROR__"
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _fail(msg):
+    sys.stderr.write("\n" + SETUP_MARKER + msg + "\n")
+    sys.stderr.flush()
+    os._exit(125)
+
+
+def _check(rc, what):
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(src, target, fstype, flags, data=None):
+    def enc(s):
+        return None if s is None else s.encode()
+
+    _check(_libc.mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+           f"mount {src or fstype} on {target}")
+
+
+def _prctl(option, arg):
+    _check(_libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl({option})")
+
+
+def _enter_namespaces(userns):
+    uid, gid = os.getuid(), os.getgid()
+    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+    _check(_libc.unshare(flags | (CLONE_NEWUSER if userns else 0)), "unshare")
+    if userns:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+
+
+def _wait_and_forward(pid):
+    """The outer process: wait for the namespace's PID 1 and exit the same way it did."""
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda s, _f: os.kill(pid, signal.SIGKILL))
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _bind_ro(src, target):
+    _mount(src, target, None, MS_BIND)
+    keep = os.statvfs(src).f_flag & _KEEP_FLAGS
+    _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | keep)
+
+
+def _build_root(cfg):
+    """Private root in ``cfg['root_dir']``; returns after ``chroot`` with cwd ``/sandbox``."""
+    root = cfg["root_dir"]
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,nr_inodes=4096,mode=0755")
+    for path in cfg["ro_paths"]:
+        if not os.path.isdir(path):
+            continue
+        target = root + path
+        os.makedirs(target, mode=0o755, exist_ok=True)
+        _bind_ro(path, target)
+    for link, dest in cfg["symlinks"]:
+        os.symlink(dest, root + link)
+    os.makedirs(root + "/dev", mode=0o755)
+    for dev in ("null", "zero", "random", "urandom"):
+        if os.path.exists("/dev/" + dev):
+            open(root + "/dev/" + dev, "w").close()
+            _mount("/dev/" + dev, root + "/dev/" + dev, None, MS_BIND)
+    for f in cfg["ro_files"]:
+        if os.path.isfile(f):
+            os.makedirs(os.path.dirname(root + f), mode=0o755, exist_ok=True)
+            open(root + f, "w").close()
+            _bind_ro(f, root + f)
+    os.makedirs(root + "/sandbox", mode=0o755)
+    os.makedirs(root + "/tmp", mode=0o755)
+    owner = f",uid={cfg['uid']},gid={cfg['gid']},mode=0700" if cfg["drop"] else ",mode=0700"
+    _mount("tmpfs", root + "/sandbox", "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={cfg['work_bytes']},nr_inodes=1024" + owner)
+    _mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    os.chdir(root)
+    os.chroot(".")
+    os.chdir("/sandbox")
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_all_capabilities():
+    for cap in range(64):
+        if _libc.prctl(PR_CAPBSET_DROP, ctypes.c_ulong(cap), 0, 0, 0) != 0 and ctypes.get_errno() != 22:
+            _check(1, f"drop capability {cap} from the bounding set")
+    hdr, data = _CapHeader(0x20080522, 0), (_CapData * 2)()
+    _check(_libc.capset(ctypes.byref(hdr), data), "capset")
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+# machine -> (AUDIT_ARCH, fork, vfork, clone, clone3); 0xFFFFFFFF = no such system call
+_SYSCALLS = {"x86_64": (0xC000003E, 57, 58, 56, 435), "aarch64": (0xC00000B7, 0xFFFFFFFF, 0xFFFFFFFF, 220, 435)}
+# x86_64 only (numbers checked on this architecture): calls no step program needs that widen the kernel's attack
+# surface or the sandbox's reach -> EPERM. ptrace, mount, umount2, pivot_root, chroot, unshare, setns, keyctl,
+# add_key, request_key, bpf, userfaultfd, perf_event_open, io_uring_setup, open_tree, move_mount, fsopen,
+# fsconfig, fsmount, fspick
+_DENIED = {"x86_64": (101, 165, 166, 155, 161, 272, 308, 250, 248, 249, 321, 323, 298, 425, 428, 429, 430, 431,
+                      432, 433)}
+
+
+def _assemble(prog):
+    """Resolve ``("label", name)`` markers and label jump targets into a classic-BPF instruction array."""
+    at, pc = {}, 0
+    for ins in prog:
+        if ins[0] == "label":
+            at[ins[1]] = pc
+        else:
+            pc += 1
+    out, pc = [], 0
+    for ins in prog:
+        if ins[0] == "label":
+            continue
+        code, jt, jf, k = ins
+        jt = at[jt] - pc - 1 if isinstance(jt, str) else jt
+        jf = at[jf] - pc - 1 if isinstance(jf, str) else jf
+        out.append(_SockFilter(code, jt, jf, k))
+        pc += 1
+    return (_SockFilter * len(out))(*out)
+
+
+def _install_no_fork_filter():
+    """seccomp filter: fork/vfork/clone without CLONE_THREAD fail with EAGAIN, clone3 with ENOSYS (so threads
+    fall back to clone); the ``_DENIED`` calls fail with EPERM; another ABI (x32, i386 on x86_64) kills the
+    process. Returns False on machines without a table here."""
+    machine = os.uname().machine
+    if machine not in _SYSCALLS:
+        return False
+    arch, fork, vfork, clone, clone3 = _SYSCALLS[machine]
+    ld, jeq, jset, ret, allow = 0x20, 0x15, 0x45, 0x06, 0x7FFF0000
+    eagain, enosys, eperm, kill = 0x00050000 | 11, 0x00050000 | 38, 0x00050000 | 1, 0x80000000
+    prog = [(ld, 0, 0, 4), (jeq, "nr", 0, arch), (ret, 0, 0, kill), ("label", "nr"), (ld, 0, 0, 0),
+            (jset, "kill", 0, 0x40000000)]  # x32 system-call numbers
+    prog += [(jeq, "eperm", 0, n) for n in _DENIED.get(machine, ())]
+    prog += [(jeq, "eagain", 0, fork), (jeq, "eagain", 0, vfork), (jeq, "enosys", 0, clone3),
+             (jeq, 0, "allow", clone), (ld, 0, 0, 16), (jset, "allow", "eagain", 0x00010000),  # CLONE_THREAD
+             ("label", "allow"), (ret, 0, 0, allow), ("label", "enosys"), (ret, 0, 0, enosys),
+             ("label", "eagain"), (ret, 0, 0, eagain), ("label", "eperm"), (ret, 0, 0, eperm),
+             ("label", "kill"), (ret, 0, 0, kill)]
+    arr = _assemble(prog)
+    fprog = _SockFprog(len(arr), arr)
+    _check(_libc.prctl(22, ctypes.c_ulong(2), ctypes.byref(fprog), 0, 0), "seccomp filter")
+    return True
+
+
+def _set_limits(cfg):
+    os.closerange(3, 1 << 16)
+    for name, value in (("RLIMIT_AS", cfg["mem"]), ("RLIMIT_FSIZE", cfg["fsize"]),
+                        ("RLIMIT_NOFILE", cfg["nofile"]), ("RLIMIT_NPROC", 0), ("RLIMIT_CORE", 0)):
+        resource.setrlimit(getattr(resource, name), (value, value))
+    resource.setrlimit(resource.RLIMIT_CPU, (cfg["cpu"], cfg["cpu"] + 1))
+
+
+def _drop_privileges(cfg):
+    if os.geteuid() == 0 and not cfg["userns"]:
+        os.setgroups([])
+        os.setgid(cfg["gid"])
+        os.setuid(cfg["uid"])
+        try:
+            os.setuid(0)
+        except PermissionError:
+            pass
+        else:
+            _fail("privilege drop did not hold (setuid(0) succeeded afterwards)")
+    elif cfg["userns"]:
+        _drop_all_capabilities()
+
+
+def _run_user_code(code, cfg):
+    import builtins
+
+    ns = {"__name__": "__sandbox__", "__builtins__": builtins}
+    if cfg["guards"]:  # convenience messages only: the boundary is the OS isolation above
+        allowed, root = set(cfg["allowed"]), os.path.realpath(os.getcwd())
+        real_open, real_import = builtins.open, builtins.__import__
+
+        def _open(file, mode="r", *a, **k):
+            p = os.path.realpath(os.path.join(root, os.fspath(file)))
+            if not (p == root or p.startswith(root + os.sep)):
+                raise PermissionError(f"reading or writing outside the sandbox directory is not allowed: {file}")
+            return real_open(p, mode, *a, **k)
+
+        def _import(name, globals=None, locals=None, fromlist=(), level=0):
+            if (globals or {}).get("__name__") == "__sandbox__" and name.split(".")[0] not in allowed:
+                raise ImportError(f"import of {name!r} is not allowed in the sandbox")
+            return real_import(name, globals, locals, fromlist, level)
+
+        builtins.__import__, builtins.open = _import, _open
+    try:
+        exec(compile(code, "<step>", "exec"), ns)
+    except BaseException as e:  # noqa: BLE001 - reported to the parent, which classifies it
+        try:
+            sys.stdout.flush()
+        except BaseException:  # noqa: BLE001
+            pass
+        msg = str(e).replace("\n", " ")[:500]
+        sys.stderr.write("\n" + ERROR_MARKER + type(e).__name__ + ": " + msg + "\n")
+        sys.stderr.flush()
+        os._exit(1)
+    sys.stdout.flush()
+    os._exit(0)
+
+
+def main():
+    cfg = json.loads(sys.argv[1])
+    code = "" if cfg["probe"] else sys.stdin.read()
+    report = {}
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file, also from the outer waiting process
+    try:
+        if sys.platform.startswith("linux"):  # the executor dying takes this child with it
+            _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+        if cfg["ns"]:
+            _enter_namespaces(cfg["userns"])
+            pid = os.fork()
+            if pid:
+                _wait_and_forward(pid)
+            _build_root(cfg)
+            report["namespaces"] = True
+        if not cfg["ns"] and cfg["drop"] and cfg["preimport"]:
+            for mod in cfg["allowed"]:  # the interpreter is unreadable by the unprivileged uid: import now
+                try:
+                    __import__(mod)
+                except Exception:  # noqa: BLE001 - a missing optional library is the user code's error
+                    pass
+        _set_limits(cfg)
+        _drop_privileges(cfg)
+        if sys.platform.startswith("linux"):
+            _prctl(PR_SET_NO_NEW_PRIVS, 1)
+            _prctl(PR_SET_DUMPABLE, 0)
+            _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))  # again: a change of credentials clears it
+            if cfg["probe"]:  # reported, not fatal: the parent decides whether runs require it
+                try:
+                    report["seccomp"] = _install_no_fork_filter() or f"not implemented for {os.uname().machine}"
+                except OSError as e:
+                    report["seccomp"] = f"{type(e).__name__}: {e}"
+            elif cfg["seccomp"]:
+                _install_no_fork_filter()
+        report.update(uid=os.getuid(), euid=os.geteuid(), cwd=os.getcwd())
+    except OSError as e:
+        _fail(f"{type(e).__name__}: {e}")
+    if cfg["probe"]:
+        sys.stdout.write(json.dumps(report) + "\n")
+        sys.stdout.flush()
+        os._exit(0)
+    _run_user_code(code, cfg)
+
+
+main()
