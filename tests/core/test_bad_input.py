@@ -195,6 +195,19 @@ def test_argument_must_be_named_as_a_word() -> None:
     assert fuzz.check_rejected(lambda: check_int(0, "config.n", low=1), "n", None) == ""
 
 
+def test_a_hang_on_bad_input_is_reported() -> None:
+    import time
+
+    def spins(tol):
+        x = 0.0
+        while not x < tol:  # never ends for tol = NaN: a loop that a bad input cannot leave
+            time.sleep(0.01)
+        return x
+
+    err = fuzz.check_rejected(lambda: spins(math.nan), "tol", None, limit_s=0.3)
+    assert "did not return within 0.3s" in err
+
+
 def test_missing_registry_fails_naming_the_file(tmp_path) -> None:
     with pytest.raises(FileNotFoundError, match="bad_input_cases.py is missing"):
         fuzz.load_cases(tmp_path / "tests" / "x" / "bad_input_cases.py")

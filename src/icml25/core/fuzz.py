@@ -27,12 +27,15 @@ Self-check of one paper while writing its cases (the same code the test suite ru
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
 import math
 import re
+import signal
 import sys
+import threading
 import time
 import types
 import typing
@@ -54,6 +57,32 @@ KINDS = (ARRAY, PROB, SIZE, POSITIVE, REAL, TEXT)
 
 #: hypothesis draws per declared argument, on top of the fixed variants (kept small: the suite must stay fast)
 DRAWS = 4
+#: seconds a bad call may take (it must be rejected before any work) and a valid example call may take
+BAD_CALL_LIMIT_S = 10.0
+VALID_CALL_LIMIT_S = 60.0
+
+
+class _CallTimeout(BaseException):
+    """Raised by the alarm of :func:`_time_limit` (a BaseException, so ``except Exception`` cannot swallow it)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt the block after ``seconds`` (SIGALRM; a no-op off the main thread or without SIGALRM)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise _CallTimeout()
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -327,13 +356,18 @@ def _describe_result(x: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def check_rejected(call: Callable[[], Any], arg: str, warns: type | None) -> str:
+def check_rejected(call: Callable[[], Any], arg: str, warns: type | None,
+                   limit_s: float = BAD_CALL_LIMIT_S) -> str:
     """'' if ``call()`` rejects its bad ``arg`` properly, else what went wrong."""
     named = _word_re(arg)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            result = call()
+            with _time_limit(limit_s):
+                result = call()
+        except _CallTimeout:
+            return (f"did not return within {limit_s:g}s: it hangs or does the work on a bad input instead of "
+                    "rejecting it first")
         except (ValueError, TypeError) as exc:
             msg = str(exc)
             if not named.search(msg):
@@ -415,8 +449,12 @@ def _run_case(case: BadInputCase, module: Any, res: FuzzResult, draws: int) -> N
         res.failures.append(f"{case.name}: bad argument(s) {missing} are not in its valid kwargs")
         return
     try:
-        fn(**kwargs)
+        with _time_limit(VALID_CALL_LIMIT_S):
+            fn(**kwargs)
         res.valid_calls += 1
+    except _CallTimeout:
+        res.failures.append(f"{case.name}: the valid example call took over {VALID_CALL_LIMIT_S:g}s; make it smaller")
+        return
     except Exception as exc:  # noqa: BLE001
         res.failures.append(f"{case.name}: the valid example call failed: {type(exc).__name__}: {exc}")
         return
