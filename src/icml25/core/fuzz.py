@@ -444,6 +444,9 @@ def _run_case(case: BadInputCase, module: Any, res: FuzzResult, draws: int) -> N
     except ImportError as exc:
         res.unavailable[case.name] = f"{type(exc).__name__}: {exc}"
         return
+    except Exception as exc:  # noqa: BLE001 - a broken registry entry: report it, check the other cases
+        res.failures.append(f"{case.name}: building its valid kwargs/obj failed: {type(exc).__name__}: {exc}")
+        return
     missing = [a for a in case.bad if a not in kwargs]
     if missing:
         res.failures.append(f"{case.name}: bad argument(s) {missing} are not in its valid kwargs")
