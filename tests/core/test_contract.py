@@ -91,7 +91,8 @@ def _claim_numbers(rep) -> str:  # type: ignore[no-untyped-def]
 
 
 #: a paper whose quick run takes longer than this (seconds) checks determinism only under ``-m slow``
-#: (a paper's default tests should take about a minute; rstar_math's quick run alone takes minutes); ``ICML25_DETERMINISM_BUDGET_S`` overrides it
+#: (a paper's default tests should take about a minute; rstar_math's quick run alone takes minutes);
+#: ``ICML25_DETERMINISM_BUDGET_S`` overrides it
 DETERMINISM_BUDGET_S = float(os.environ.get("ICML25_DETERMINISM_BUDGET_S", "60"))
 
 
