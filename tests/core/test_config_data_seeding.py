@@ -69,3 +69,39 @@ def test_resolve_data_order(tmp_path, monkeypatch) -> None:
     cached.parent.mkdir(parents=True)
     cached.write_text("2")
     assert resolve_data("demo", "x.csv") == cached
+
+
+def test_config_validation_becomes_config_error_naming_the_field() -> None:
+    from dataclasses import dataclass
+
+    from icml25.core.config import validate_fields
+
+    @dataclass(frozen=True)
+    class Cfg:
+        n: int = 10
+        n_cal: int = 5
+        alpha: float = 0.1
+        kind: str = "a"
+        budget: float | None = None
+
+        def __post_init__(self) -> None:
+            validate_fields(self, n=dict(int=True, low=1), n_cal=dict(int=True, low=1),
+                            alpha=dict(low=0, high=1, low_open=True, high_open=True), kind=dict(options=["a", "b"]),
+                            budget=dict(low=0, none=True))
+            if self.n_cal >= self.n:
+                raise ValueError(f"n_cal must be < n, got n_cal={self.n_cal} and n={self.n}")
+
+    base = Cfg()
+    assert apply_overrides(base, {"alpha": "0.2", "budget": "none"}).alpha == 0.2
+    for overrides, msg in [({"n": "0"}, "--set n: n must be >= 1, got 0"),
+                           ({"alpha": "nan"}, "--set alpha: alpha must be a finite number, got nan"),
+                           ({"alpha": "1"}, "--set alpha: alpha must be < 1"),
+                           ({"kind": "c"}, "--set kind: kind must be one of 'a', 'b'; got 'c'"),
+                           ({"budget": "-1"}, "--set budget: budget must be >= 0"),
+                           ({"n_cal": "20", "alpha": "0.3"}, "--set n_cal: n_cal must be < n"),
+                           ({"n_cal": "4", "n": "4"}, "--set n_cal, n: n_cal must be < n")]:
+        with pytest.raises(ConfigError) as info:
+            apply_overrides(base, overrides)
+        assert str(info.value).startswith(msg), (str(info.value), msg)
+    with pytest.raises(TypeError, match="unknown rule keys"):
+        validate_fields(base, n=dict(int=True, bogus=1))

@@ -167,13 +167,15 @@ def get_reproduction(slug: str) -> Reproduction:
 
     Raises
     ------
-    KeyError
-        With the list of known slugs when ``slug`` is unknown.
+    UnknownSlugError
+        (a ``KeyError``) with the list of known slugs when ``slug`` is unknown.
     """
+    from .errors import UnknownSlugError
+
     found = discover()
     if slug not in found:
         known = ", ".join(sorted(found)) or "(none)"
-        raise KeyError(f"unknown paper slug {slug!r}; known slugs: {known}")
+        raise UnknownSlugError(f"unknown paper slug {slug!r}; known slugs: {known}")
     if slug not in _REGISTRY or _REGISTRY[slug].func is None:
         importlib.import_module(found[slug].module)
     if slug not in _REGISTRY:

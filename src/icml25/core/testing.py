@@ -34,6 +34,13 @@ class BadInputCase:
     checks that every callable in the paper's ``__all__`` has a case and that every bad variant of every
     declared argument raises ``ValueError``/``TypeError`` naming the argument.
 
+    The harness is :mod:`icml25.core.fuzz` (its docstring lists the exact variants per kind and which public names
+    need no case); ``python -m icml25.core.fuzz <slug>`` runs it on one package. Notes: the valid call runs first
+    and must succeed; ``obj()`` is called once per case and the same instance serves the valid call and every bad
+    call; the argument counts as named when its keyword appears as a word in the message (``"n must be >= 1"``
+    names ``n``; ``"an integer"`` does not); each call has a time limit (10 s for a bad call, 60 s for the valid
+    one).
+
     Parameters
     ----------
     name : str

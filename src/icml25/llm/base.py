@@ -13,6 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from icml25.core.validation import check_int, check_probability, check_real
+
 __all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "validate_prompts", "check_sampling_args"]
 
 
@@ -96,6 +98,12 @@ def validate_prompts(prompts: Any, name: str = "prompts") -> list[str]:
 
 def truncate_at_stop(text: str, stop: list[str] | None) -> tuple[str, str | None]:
     """Cut ``text`` before the earliest occurrence of any stop string; return ``(text, stop_found)``."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    if isinstance(stop, str):
+        stop = [stop]
+    if stop is not None and (not isinstance(stop, (list, tuple)) or not all(isinstance(s, str) for s in stop)):
+        raise TypeError(f"stop must be a string or a list of strings, got {stop!r}")
     if not stop:
         return text, None
     best, found = len(text), None
@@ -109,15 +117,17 @@ def truncate_at_stop(text: str, stop: list[str] | None) -> tuple[str, str | None
 
 
 def check_sampling_args(n: Any, temperature: Any, top_p: Any, max_tokens: Any, stop: Any) -> list[str]:
-    """Validate the common ``generate`` arguments; return ``stop`` as a list (empty strings dropped)."""
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
-    if not isinstance(temperature, (int, float)) or temperature < 0:
-        raise ValueError(f"temperature must be a float >= 0 (0 = greedy), got {temperature!r}")
-    if not isinstance(top_p, (int, float)) or not 0 < top_p <= 1:
-        raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
-    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
-        raise ValueError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
+    """Validate the common ``generate`` arguments; return ``stop`` as a list (empty strings dropped).
+
+    ``n`` and ``max_tokens`` must be integers (not integral floats: they size loops), ``temperature`` a finite real
+    ``>= 0`` (0 = greedy), ``top_p`` a probability in ``(0, 1]``.
+    """
+    for name, value, low in (("n", n, 1), ("max_tokens", max_tokens, 0)):
+        if isinstance(value, (float, np.floating)):
+            raise TypeError(f"{name} must be an integer, got {value!r}")
+        check_int(value, name, low=low)
+    check_real(temperature, "temperature", low=0.0)
+    check_probability(top_p, "top_p", open_low=True)
     if stop is None:
         return []
     if isinstance(stop, str):

@@ -49,6 +49,8 @@ class HFModel:
         torch = require("torch", extra="torch")
         if not isinstance(path, (str, Path)):
             raise TypeError(f"path must be a folder path (str or Path), got {type(path).__name__}")
+        if not str(path).strip():
+            raise ValueError("path must be a non-empty folder path, got ''")
         local = Path(path).expanduser()
         if not allow_download and not (local / "config.json").is_file():
             what = "does not exist" if not local.exists() else "has no config.json"
@@ -216,6 +218,22 @@ def save_random_gpt2(directory: str | Path, corpus: list[str], n_layer: int = 2,
     Path
         ``directory``.
     """
+    from icml25.core.validation import check_int, check_positive
+
+    if not isinstance(directory, (str, Path)):
+        raise TypeError(f"directory must be a folder path (str or Path), got {type(directory).__name__}")
+    if not str(directory).strip():
+        raise ValueError("directory must be a non-empty folder path, got ''")
+    for name, value, low in (("n_layer", n_layer, 1), ("n_embd", n_embd, 1), ("n_head", n_head, 1),
+                             ("n_positions", n_positions, 1), ("vocab_size", vocab_size, 1), ("seed", seed, 0)):
+        if isinstance(value, float):
+            raise TypeError(f"{name} must be an integer, got {value!r}")
+        check_int(value, name, low=low)
+    if n_embd % n_head:
+        raise ValueError(f"n_embd ({n_embd}) must be divisible by n_head ({n_head})")
+    check_positive(initializer_range, "initializer_range")
+    if isinstance(corpus, str) or not all(isinstance(t, str) for t in corpus):
+        raise TypeError("corpus must be a list of strings")
     require("torch", extra="torch")
     require("transformers", extra="llm")
     import torch

@@ -61,6 +61,12 @@ class OpenAIServer:
             raise ValueError(f"model must be the server's model name (a non-empty string), got {model!r}")
         if not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(f"max_retries must be an int >= 0, got {max_retries!r}")
+        from icml25.core.validation import check_int, check_positive
+
+        timeout = check_positive(timeout, "timeout")
+        if isinstance(batch_size, float):
+            raise TypeError(f"batch_size must be an integer, got {batch_size!r}")
+        batch_size = check_int(batch_size, "batch_size", low=1)
         url = base_url.rstrip("/")
         if urlparse(url).path in ("", "/"):
             url += "/v1"

@@ -8,6 +8,7 @@ training text ends with it, so generation stops when the model writes ``<|eot|>`
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+from icml25.core.validation import check_int, check_positive, check_probability, check_real
 
 from .base import Generation, validate_prompts
 from .sampling import check_sampling_args, decode_loop, left_pad, make_generator, to_generations
@@ -25,6 +28,15 @@ from .tokenizers import ByteTokenizer, CharTokenizer, load_tokenizer
 __all__ = ["TinyGPT", "TinyGPTConfig", "TinyGPTModule"]
 
 _CHUNK = 64  # rows per forward pass when scoring
+
+
+def _check_dir(directory: object, name: str) -> Path:
+    """A non-empty folder path (str or os.PathLike), as a Path."""
+    if not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a folder path (str or Path), got {type(directory).__name__}")
+    if not str(directory).strip():
+        raise ValueError(f"{name} must be a non-empty folder path, got {str(directory)!r}")
+    return Path(directory)
 
 
 class TinyGPT:
@@ -52,6 +64,7 @@ class TinyGPT:
             if not hasattr(tokenizer, attr):
                 raise TypeError(f"tokenizer must have {attr!r} (use CharTokenizer or ByteTokenizer), "
                                 f"got {type(tokenizer).__name__}")
+        seed = check_int(seed, "seed", low=0)
         self.config, self.tokenizer = config, tokenizer
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(seed))
@@ -128,10 +141,16 @@ class TinyGPT:
         """
         texts = validate_prompts(texts, "texts")
         for name, v, lo in (("steps", steps, 1), ("batch_size", batch_size, 1), ("warmup", warmup, 0)):
-            if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-                raise ValueError(f"{name} must be an int >= {lo}, got {v!r}")
-        if not lr > 0:
-            raise ValueError(f"lr must be > 0, got {lr!r}")
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+                raise TypeError(f"{name} must be an integer >= {lo}, got {v!r}")
+            check_int(v, name, low=lo)
+        steps, batch_size, warmup = int(steps), int(batch_size), int(warmup)
+        lr = check_positive(lr, "lr")
+        weight_decay = check_real(weight_decay, "weight_decay", low=0.0)
+        grad_clip = check_real(grad_clip, "grad_clip", low=0.0)
+        min_lr_ratio = check_probability(min_lr_ratio, "min_lr_ratio")
+        if seed is not None:
+            seed = check_int(seed, "seed", low=0)
         if prompt_chars is not None:
             prompt_chars = list(prompt_chars)
             if len(prompt_chars) != len(texts):
@@ -355,7 +374,7 @@ class TinyGPT:
     # ------------------------------------------------------------------ persistence
     def save(self, directory: str | Path) -> Path:
         """Write ``config.json``, ``tokenizer.json`` and ``model.pt`` (state dict) into ``directory``."""
-        d = Path(directory)
+        d = _check_dir(directory, "directory")
         d.mkdir(parents=True, exist_ok=True)
         meta = {"format": "icml25-tinygpt", "version": 1, "config": self.config.to_dict(),
                 "vocab_size": self.tokenizer.vocab_size}
@@ -367,7 +386,7 @@ class TinyGPT:
     @classmethod
     def load(cls, directory: str | Path) -> TinyGPT:
         """Load a model written by :meth:`save`."""
-        d = Path(directory)
+        d = _check_dir(directory, "directory")
         if not (d / "config.json").is_file() or not (d / "model.pt").is_file():
             raise FileNotFoundError(f"no TinyGPT model in {d}: expected config.json, tokenizer.json and model.pt "
                                     "written by TinyGPT.save(dir)")

@@ -51,8 +51,9 @@ class TinyGPTConfig:
                 raise ValueError(f"TinyGPTConfig.{name} must be a positive int, got {v!r}")
         if self.n_embd % self.n_head:
             raise ValueError(f"TinyGPTConfig.n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
-        if not 0.0 <= float(self.dropout) < 1.0:
-            raise ValueError(f"TinyGPTConfig.dropout must be in [0, 1), got {self.dropout!r}")
+        from icml25.core.validation import check_real
+
+        check_real(self.dropout, "TinyGPTConfig.dropout", low=0.0, high=1.0, high_open=True)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of the fields (for JSON)."""
@@ -135,8 +136,11 @@ class TinyGPTModule(nn.Module):
         super().__init__()
         if not isinstance(cfg, TinyGPTConfig):
             raise TypeError(f"cfg must be a TinyGPTConfig, got {type(cfg).__name__}")
-        if int(vocab_size) < 2:
-            raise ValueError(f"vocab_size must be >= 2, got {vocab_size}")
+        from icml25.core.validation import check_int
+
+        if not isinstance(cfg, TinyGPTConfig):
+            raise TypeError(f"cfg must be a TinyGPTConfig, got {type(cfg).__name__}")
+        vocab_size = check_int(vocab_size, "vocab_size", low=2)
         self.cfg, self.vocab_size = cfg, int(vocab_size)
         self.wte = nn.Embedding(self.vocab_size, cfg.n_embd)
         self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)

@@ -7,6 +7,7 @@ string ``"<|eot|>"`` appears in a text. They save to and load from JSON (:func:`
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -244,6 +245,10 @@ def tokenizer_from_dict(d: dict[str, Any]) -> CharTokenizer | ByteTokenizer:
 
 def load_tokenizer(path: str | Path) -> CharTokenizer | ByteTokenizer:
     """Load a tokenizer saved with ``save(path)``."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file path (str or Path), got {type(path).__name__}")
+    if not str(path).strip():
+        raise ValueError("path must be a non-empty file path, got ''")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"tokenizer file not found: {path}")
