@@ -152,6 +152,7 @@ class SplitConformal:
 
         Scores must be finite (an infinite score would give an infinite threshold).
         """
+        scores_true = check_array(scores_true, "scores_true", ndim=1)
         self.tau_ = conformal_threshold(scores_true, self.alpha)
         self.n_cal_ = int(np.asarray(scores_true).size)
         return self.tau_
