@@ -106,7 +106,7 @@ def test_bad_inputs_name_the_problem() -> None:
     cp = SplitConformal(0.1)
     with pytest.raises(ValueError, match="outside the option range"):
         cp.calibrate_from_scores(np.full((30, 4), 0.25), np.full(30, 4))
-    with pytest.raises(RuntimeError, match="not calibrated"):
+    with pytest.raises(ValueError, match="not fitted"):  # scikit-learn's NotFittedError
         cp.predict_sets(np.ones((2, 4)))
     with pytest.raises(ValueError, match="at least 2 options"):
         option_mask(np.array([1, 4]))

@@ -81,6 +81,6 @@ def test_scorer_masks_padded_slots_and_validates() -> None:
         CPOptScorer(epochs=1).fit(X, k, np.full(40, 2))
     with pytest.raises(ValueError, match="NaN"):
         CPOptScorer(epochs=1).fit(np.full((40, 3), np.nan), k, y)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(ValueError, match="not fitted"):
         CPOptScorer().score(X, k)
     assert CPOptScorer(lam=3.0).get_params()["lam"] == 3.0

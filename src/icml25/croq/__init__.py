@@ -6,6 +6,9 @@ learned set-size-minimising score (:class:`CPOptScorer`, :func:`cp_opt_loss`), M
 :class:`OpenAICompatibleAnswerer`, the from-scratch :class:`TinyMCQReader`) and the two-pass method :class:`CROQ`.
 """
 
+import importlib
+from typing import Any
+
 from icml25.core.optional import require
 
 from .answerers import (
@@ -23,11 +26,26 @@ from .knowledge_task import KnowledgeTask
 from .mcq import DEFAULT_TEMPLATE, LETTERS, MCQ, answer_indices, render_prompt, revise
 from .stats import paired_bootstrap_ci, paired_t_test
 
-require("torch", extra="torch")
-require("sklearn", extra="stats")
+#: names imported on first use (they need torch, and CP-OPT also scikit-learn); the rest is numpy-only
+_LAZY = {"CPOptScorer": ("cp_opt", ("torch", "sklearn")), "ScoreMLP": ("cp_opt", ("torch", "sklearn")),
+         "cp_opt_loss": ("cp_opt", ("torch", "sklearn")), "TinyMCQReader": ("mcq_reader", ("torch",))}
+_EXTRA = {"torch": "torch", "sklearn": "stats"}
 
-from .cp_opt import CPOptScorer, ScoreMLP, cp_opt_loss  # noqa: E402
-from .mcq_reader import TinyMCQReader  # noqa: E402
+
+def __getattr__(name: str) -> Any:
+    """Import the torch-based parts lazily, so that ``SplitConformal`` & co. need numpy only."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'icml25.croq' has no attribute {name!r}")
+    module, needs = _LAZY[name]
+    for mod in needs:
+        require(mod, extra=_EXTRA[mod])
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "SplitConformal", "conformal_threshold", "min_calibration_size", "option_mask",

@@ -12,7 +12,7 @@ from icml25.core.data import resolve_data
 from .answerers import AnswerOutput
 from .conformal import SplitConformal
 from .cp_opt import CPOptScorer
-from .croq import CROQ, answer_features, revise_and_answer
+from .croq import CROQ, CROQResult, answer_features, revise_and_answer
 from .datasets import SHIPPED_MMLU_SUBJECTS
 from .knowledge_task import TASK_OPTION_FORMAT, TASK_SEPARATOR, TASK_TEMPLATE
 from .mcq import LETTERS, MCQ, answer_indices, render_prompt
@@ -68,8 +68,11 @@ def _set_stats(scores: np.ndarray, y: np.ndarray, cal: np.ndarray, test: np.ndar
 
 
 def real_score_h1(alphas: tuple[float, ...], n_splits: int, epochs: int, hidden: tuple[int, ...],
-                  seed: int) -> list[dict[str, Any]]:
-    """H1 on real scores: per split and alpha, coverage / mean set size of prompt-0, mean-prob and CP-OPT scores."""
+                  seed: int, stub: bool = False) -> list[dict[str, Any]]:
+    """H1 on real scores: per split and alpha, coverage / mean set size of prompt-0, mean-prob and CP-OPT scores.
+
+    ``stub=True`` (the reproduction's stub) puts the mean-probability baseline score in CP-OPT's place.
+    """
     probs, y, subj = load_llama_probs()
     n = len(y)
     feats = np.concatenate([np.log(np.clip(probs, 1e-12, None)).reshape(n, -1),
@@ -83,11 +86,14 @@ def real_score_h1(alphas: tuple[float, ...], n_splits: int, epochs: int, hidden:
             row: dict[str, Any] = {"split": split, "alpha": a}
             for name, s in scores.items():
                 row[f"{name}_coverage"], row[f"{name}_size"] = _set_stats(s, y, cal, te, a)
-            scorer = CPOptScorer(hidden_dims=hidden, activation="tanh", beta=10.0, lam=10.0, lam_ce=1.0,
-                                 lam_l2=1e-4, alpha=a, epochs=epochs, lr=1e-3, random_state=seed * 1000 + split,
-                                 standardize=False)
-            scorer.fit(feats[tr], np.full(len(tr), 4), y[tr])
-            s_opt = scorer.score(feats, np.full(n, 4))
+            if stub:
+                s_opt = scores["mean_prob"]
+            else:
+                scorer = CPOptScorer(hidden_dims=hidden, activation="tanh", beta=10.0, lam=10.0, lam_ce=1.0,
+                                     lam_l2=1e-4, alpha=a, epochs=epochs, lr=1e-3, random_state=seed * 1000 + split,
+                                     standardize=False)
+                scorer.fit(feats[tr], np.full(len(tr), 4), y[tr])
+                s_opt = scorer.score(feats, np.full(n, 4))
             row["cpopt_coverage"], row["cpopt_size"] = _set_stats(s_opt, y, cal, te, a)
             rows.append(row)
     return rows
@@ -149,21 +155,38 @@ def premise_accuracy(reader: Any, task: Any, ks: tuple[int, ...], n: int, seed: 
     return {int(k): reader.accuracy(task.sample(n, int(k), rng)) for k in ks}
 
 
+class StandardInference(CROQ):
+    """The reproduction's stub of CROQ: the same sets, but the final answer is the first-pass answer (no revision)."""
+
+    def predict(self, test: Any, test_pass: AnswerOutput | None = None) -> CROQResult:
+        s, out = self.scores(list(test), test_pass)
+        k = np.array([q.n_options for q in test])
+        sets = self.conformal_.predict_sets(s, k)
+        first = out.answers
+        return CROQResult(first, sets, sets.sum(axis=1), first.copy(), np.zeros(len(first), dtype=bool))
+
+
 def croq_sweep(reader: Any, train: list[MCQ], cal: list[MCQ], test: list[MCQ], alphas: tuple[float, ...],
-               cpopt_kwargs: dict[str, Any], seed: int) -> dict[str, Any]:
-    """CROQ with logit and CP-OPT scores at each alpha on test, plus the same sweep on the calibration split."""
+               cpopt_kwargs: dict[str, Any], seed: int, stub: bool = False) -> dict[str, Any]:
+    """CROQ with logit and CP-OPT scores at each alpha on test, plus the same sweep on the calibration split.
+
+    ``stub=True``: standard inference in CROQ's place and the logit score in CP-OPT's place.
+    """
     passes = {name: reader.answer(qs) for name, qs in (("train", train), ("cal", cal), ("test", test))}
     out: dict[str, Any] = {"passes": passes, "rows": [], "cal_rows": []}
     for name in ("logits", "cpopt"):
         for a in alphas:
-            scorer: Any = "logits" if name == "logits" else CPOptScorer(alpha=a, random_state=seed, **cpopt_kwargs)
-            croq = CROQ(reader, scorer, alpha=a).fit(train, cal, passes["train"], passes["cal"])
+            scorer: Any = ("logits" if name == "logits" or stub
+                           else CPOptScorer(alpha=a, random_state=seed, **cpopt_kwargs))
+            croq = (StandardInference if stub else CROQ)(reader, scorer, alpha=a).fit(train, cal, passes["train"],
+                                                                                       passes["cal"])
             row = croq.evaluate(test, passes["test"], seed=seed)
             cal_row = croq.evaluate(cal, passes["cal"], seed=seed, n_boot=10)
             out["rows"].append({"score": name, **row})
             out["cal_rows"].append({"score": name, **cal_row})
             if name == "cpopt":
-                s_opt = scorer.score(answer_features(passes["test"]), np.array([q.n_options for q in test]))
+                s_opt = (passes["test"].probabilities() if stub else
+                         scorer.score(answer_features(passes["test"]), np.array([q.n_options for q in test])))
                 sets = croq.conformal_.predict_sets(s_opt)
                 out.setdefault("cpopt_sets", {})[a] = (s_opt, sets)
                 if abs(a - 0.1) < 1e-9:

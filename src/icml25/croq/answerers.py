@@ -16,6 +16,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from icml25.core.validation import check_array, check_int, check_positive, check_real
+
 from .mcq import DEFAULT_TEMPLATE, LETTERS, MCQ, render_prompt
 
 __all__ = ["AnswerOutput", "Answerer", "LMAnswerer", "TopLogprobsAnswerer", "OpenAICompatibleAnswerer",
@@ -36,6 +38,18 @@ class AnswerOutput:
 
     letter_logits: np.ndarray
     hidden: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        z = check_array(self.letter_logits, "letter_logits", ndim=2, finite=False)
+        if np.isnan(z).any() or np.isposinf(z).any():
+            raise ValueError("letter_logits must be finite or -inf (padding), found NaN or +inf")
+        if not np.isfinite(z).any(axis=1).all():
+            raise ValueError("letter_logits must have at least one finite entry per row")
+        self.letter_logits = z
+        if self.hidden is not None:
+            self.hidden = check_array(self.hidden, "hidden", ndim=2)
+            if self.hidden.shape[0] != z.shape[0]:
+                raise ValueError(f"hidden must have one row per question ({z.shape[0]}), got {self.hidden.shape[0]}")
 
     @property
     def answers(self) -> np.ndarray:
@@ -90,6 +104,11 @@ class LMAnswerer:
                  separator: str = "\n", letter_prefix: str = "", batch_size: int = 256) -> None:
         if not hasattr(lm, "next_token_logits") or not hasattr(lm, "tokenizer"):
             raise TypeError(f"lm must implement next_token_logits and have a tokenizer, got {type(lm).__name__}")
+        for name, val in (("template", template), ("option_format", option_format), ("separator", separator),
+                          ("letter_prefix", letter_prefix)):
+            if not isinstance(val, str):
+                raise TypeError(f"{name} must be a string, got {type(val).__name__}")
+        batch_size = check_int(batch_size, "batch_size", low=1)
         self.lm = lm
         self.template = template
         self.option_format = option_format
@@ -141,8 +160,11 @@ def letter_logits_from_top_logprobs(top: dict[str, float], n_options: int, floor
     -------
     ndarray, shape (n_options,)
     """
-    if not 2 <= n_options <= len(LETTERS):
-        raise ValueError(f"n_options must be in 2..{len(LETTERS)}, got {n_options}")
+    if not isinstance(top, dict):
+        raise TypeError(f"top must be a dict of token -> log-probability, got {type(top).__name__}")
+    n_options = check_int(n_options, "n_options", low=2, high=len(LETTERS))
+    if floor is not None:
+        floor = check_real(floor, "floor")
     vals = [float(v) for v in top.values() if v is not None and math.isfinite(float(v))]
     if floor is None:
         floor = (min(vals) if vals else 0.0) - math.log(2.0)
@@ -174,6 +196,8 @@ class TopLogprobsAnswerer:
                  floor: float | None = None) -> None:
         if not callable(top_logprobs_fn):
             raise TypeError("top_logprobs_fn must be callable: prompts -> list of {token: logprob}")
+        if floor is not None:
+            floor = check_real(floor, "floor")
         self.fn = top_logprobs_fn
         self.template, self.option_format, self.separator, self.floor = template, option_format, separator, floor
 
@@ -215,8 +239,14 @@ class OpenAICompatibleAnswerer(TopLogprobsAnswerer):
 
     def __init__(self, base_url: str, model: str, top_logprobs: int = 20, floor: float | None = None,
                  api_key: str | None = None, timeout: float = 120.0, **render: Any) -> None:
-        self.base_url, self.model, self.top_logprobs = base_url.rstrip("/"), model, int(top_logprobs)
-        self.api_key, self.timeout = api_key, float(timeout)
+        for name, val in (("base_url", base_url), ("model", model)):
+            if not isinstance(val, str) or not val.strip():
+                raise (TypeError if not isinstance(val, str) else ValueError)(
+                    f"{name} must be a non-empty string, got {val!r}")
+        top_logprobs = check_int(top_logprobs, "top_logprobs", low=1)
+        timeout = check_positive(timeout, "timeout")
+        self.base_url, self.model, self.top_logprobs = base_url.rstrip("/"), model, top_logprobs
+        self.api_key, self.timeout = api_key, timeout
         super().__init__(self._query, floor=floor, **render)
 
     def _query(self, prompts: list[str]) -> list[dict[str, float]]:

@@ -12,17 +12,13 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.validation import check_array, check_fitted, check_int, check_probability
+
 __all__ = ["SplitConformal", "conformal_threshold", "option_mask", "min_calibration_size"]
 
 
 def _check_alpha(alpha: Any) -> float:
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise TypeError(f"alpha must be a float in (0, 1), got {type(alpha).__name__}") from None
-    if not (0.0 < a < 1.0) or math.isnan(a):
-        raise ValueError(f"alpha must lie in the open interval (0, 1), got {alpha!r}")
-    return a
+    return check_probability(alpha, "alpha", open_low=True, open_high=True)
 
 
 def min_calibration_size(alpha: float) -> int:
@@ -63,15 +59,13 @@ def conformal_threshold(conf: Any, alpha: float, allow_infinite: bool = False) -
     Raises
     ------
     ValueError
-        For alpha outside (0, 1), NaN scores, an empty array, or a calibration set smaller than
+        For alpha outside (0, 1), NaN or infinite scores, an empty array, or a calibration set smaller than
         :func:`min_calibration_size` (unless ``allow_infinite``).
     """
     a = _check_alpha(alpha)
-    c = np.asarray(conf, dtype=float)
-    if c.ndim != 1 or c.size == 0:
-        raise ValueError(f"conf must be a non-empty 1-D array of calibration scores, got shape {c.shape}")
-    if np.isnan(c).any():
-        raise ValueError(f"conf contains {int(np.isnan(c).sum())} NaN value(s); scores must be numbers")
+    c = check_array(conf, "conf", ndim=1)  # finite: an infinite score would make tau infinite (empty/full sets)
+    if not isinstance(allow_infinite, (bool, np.bool_)):
+        raise TypeError(f"allow_infinite must be a bool, got {allow_infinite!r}")
     n = c.size
     k = int(math.floor(a * (n + 1) + 1e-9))  # k = floor(alpha (n+1)), robust to 0.1 * 1000 = 99.999...
     if k == 0:
@@ -92,14 +86,20 @@ def option_mask(n_options: Any, m: int | None = None) -> np.ndarray:
     m : int, optional
         Number of slots; defaults to ``max(n_options)``.
     """
+    if isinstance(n_options, (str, bytes)):
+        raise TypeError(f"n_options must be an array of option counts, got {n_options!r}")
     k = np.asarray(n_options)
     if k.ndim != 1:
         raise ValueError(f"n_options must be a 1-D array of option counts, got shape {k.shape}")
+    if k.dtype.kind == "f":
+        k = check_array(k, "n_options", ndim=1, dtype=int)
     if not np.issubdtype(k.dtype, np.integer):
         raise TypeError(f"n_options must hold integers, got dtype {k.dtype}")
-    if k.size and k.min() < 2:
+    if k.size == 0:
+        raise ValueError("n_options must not be empty")
+    if k.min() < 2:
         raise ValueError(f"every question needs at least 2 options; got n_options min {int(k.min())}")
-    m = int(k.max()) if m is None else int(m)
+    m = int(k.max()) if m is None else check_int(m, "m", low=2)
     if k.size and k.max() > m:
         raise ValueError(f"n_options max {int(k.max())} exceeds the number of score columns {m}")
     return np.arange(m)[None, :] < k[:, None]
@@ -148,7 +148,11 @@ class SplitConformal:
         self.alpha = _check_alpha(alpha)
 
     def calibrate(self, scores_true: Any) -> float:
-        """Compute the threshold from the true-option scores ``(n,)`` of the calibration set; return ``tau``."""
+        """Compute the threshold from the true-option scores ``(n,)`` of the calibration set; return ``tau``.
+
+        Scores must be finite (an infinite score would give an infinite threshold).
+        """
+        scores_true = check_array(scores_true, "scores_true", ndim=1)
         self.tau_ = conformal_threshold(scores_true, self.alpha)
         self.n_cal_ = int(np.asarray(scores_true).size)
         return self.tau_
@@ -157,11 +161,9 @@ class SplitConformal:
         """Calibrate from the full score matrix ``(n, m)`` and labels ``y (n,)``; return ``tau``."""
         s = self._check_scores(scores)
         mk = _mask_for(s, mask)
-        yy = np.asarray(y)
-        if yy.shape != (s.shape[0],):
-            raise ValueError(f"y must have shape ({s.shape[0]},), got {yy.shape}")
-        if not np.issubdtype(yy.dtype, np.integer):
-            raise TypeError(f"y must hold integer option indices, got dtype {yy.dtype}")
+        if np.isnan(s[mk]).any() or np.isinf(s[mk]).any():
+            raise ValueError("scores must be finite in valid option slots, found NaN or inf")
+        yy = check_array(y, "y", shape=(s.shape[0],), dtype=int)
         valid = (yy >= 0) & (yy < mk.sum(axis=1))
         if not valid.all():
             i = int(np.flatnonzero(~valid)[0])
@@ -170,10 +172,8 @@ class SplitConformal:
 
     @staticmethod
     def _check_scores(scores: Any) -> np.ndarray:
-        s = np.asarray(scores, dtype=float)
-        if s.ndim != 2:
-            raise ValueError(f"scores must be a 2-D array (n_questions, n_options), got shape {s.shape}")
-        return s
+        # NaN/-inf are allowed in masked-out slots; the callers check the valid slots
+        return check_array(scores, "scores", ndim=2, finite=False)
 
     def predict_sets(self, scores: Any, mask: Any = None) -> np.ndarray:
         """Prediction sets as a boolean matrix.
@@ -190,12 +190,11 @@ class SplitConformal:
         ndarray of bool, shape (n, m)
             ``True`` where the option is in the set.
         """
-        if not hasattr(self, "tau_"):
-            raise RuntimeError("SplitConformal is not calibrated; call calibrate(...) first")
+        check_fitted(self, "tau_")
         s = self._check_scores(scores)
         mk = _mask_for(s, mask)
-        if np.isnan(s[mk]).any():
-            raise ValueError("scores contain NaN in valid option slots")
+        if np.isnan(s[mk]).any() or np.isinf(s[mk]).any():
+            raise ValueError("scores must be finite in valid option slots, found NaN or inf")
         with np.errstate(invalid="ignore"):
             return (s >= self.tau_) & mk
 

@@ -20,6 +20,16 @@ import torch
 from sklearn.base import BaseEstimator
 from torch import nn
 
+from icml25.core.validation import (
+    check_array,
+    check_fitted,
+    check_int,
+    check_option,
+    check_positive,
+    check_probability,
+    check_real,
+)
+
 from .conformal import conformal_threshold, option_mask
 
 __all__ = ["cp_opt_loss", "CPOptScorer", "ScoreMLP"]
@@ -53,6 +63,14 @@ def cp_opt_loss(scores: torch.Tensor, tau: torch.Tensor, y: torch.Tensor, mask: 
     Tensor, scalar
         ``S + lam (P - (1 - alpha))^2 + lam_ce CE``.
     """
+    scores = _check_tensor(scores, "scores", 2)
+    tau = _check_tensor(tau, "tau", 0)
+    alpha = check_probability(alpha, "alpha", open_low=True, open_high=True)
+    beta = check_positive(beta, "beta")
+    lam = check_real(lam, "lam", low=0.0)
+    lam_ce = check_real(lam_ce, "lam_ce", low=0.0)
+    if not isinstance(y, torch.Tensor) or not isinstance(mask, torch.Tensor):
+        raise TypeError("y and mask must be torch tensors (LongTensor (n,), BoolTensor (n, m))")
     if scores.ndim != 2 or mask.shape != scores.shape:
         raise ValueError(f"scores and mask must both be (n, m); got {tuple(scores.shape)} and {tuple(mask.shape)}")
     if y.shape != (scores.shape[0],):
@@ -65,6 +83,20 @@ def cp_opt_loss(scores: torch.Tensor, tau: torch.Tensor, y: torch.Tensor, mask: 
     if lam_ce:
         loss = loss - lam_ce * torch.log(true_scores.clamp_min(1e-12)).mean()
     return loss
+
+
+def _check_tensor(t: Any, name: str, ndim: int) -> torch.Tensor:
+    if not isinstance(t, torch.Tensor):
+        if isinstance(t, (str, bytes)):
+            raise TypeError(f"{name} must be a torch tensor, got {t!r:.60}")
+        raise TypeError(f"{name} must be a torch tensor, got {type(t).__name__}")
+    if t.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {tuple(t.shape)}")
+    if t.numel() == 0 and ndim:
+        raise ValueError(f"{name} must not be empty")
+    if not bool(torch.isfinite(t.detach()).all()):
+        raise ValueError(f"{name} must be finite, found NaN or inf")
+    return t
 
 
 class ScoreMLP(nn.Module):
@@ -89,6 +121,11 @@ class ScoreMLP(nn.Module):
     def __init__(self, in_dim: int, n_slots: int, hidden_dims: tuple[int, ...] = (256, 128),
                  activation: str = "relu") -> None:
         super().__init__()
+        in_dim = check_int(in_dim, "in_dim", low=1)
+        n_slots = check_int(n_slots, "n_slots", low=2)
+        if not isinstance(hidden_dims, (tuple, list)):
+            raise TypeError(f"hidden_dims must be a tuple of widths, got {hidden_dims!r}")
+        hidden_dims = tuple(check_int(h, "hidden_dims", low=1) for h in hidden_dims)
         acts = {"relu": nn.ReLU, "tanh": nn.Tanh}
         if activation not in acts:
             raise ValueError(f"activation must be one of {sorted(acts)}, got {activation!r}")
@@ -154,6 +191,22 @@ class CPOptScorer(BaseEstimator):
                  lam: float = 10.0, lam_ce: float = 1.0, lam_l2: float = 1e-4, alpha: float = 0.05,
                  epochs: int = 200, lr: float = 1e-3, batch_size: int | None = None, random_state: int = 0,
                  standardize: bool = True) -> None:
+        # validated here (not only in fit) so that a bad setting fails before any work; values are stored as given
+        if not isinstance(hidden_dims, (tuple, list)):
+            raise TypeError(f"hidden_dims must be a tuple of widths, got {hidden_dims!r}")
+        for h in hidden_dims:
+            check_int(h, "hidden_dims", low=1)
+        check_option(activation, "activation", ("relu", "tanh"))
+        check_positive(beta, "beta")
+        check_positive(lam, "lam")
+        check_real(lam_ce, "lam_ce", low=0.0)
+        check_real(lam_l2, "lam_l2", low=0.0)
+        check_probability(alpha, "alpha", open_low=True, open_high=True)
+        check_int(epochs, "epochs", low=1)
+        check_positive(lr, "lr")
+        if batch_size is not None:
+            check_int(batch_size, "batch_size", low=1)
+        check_int(random_state, "random_state", low=0)
         self.hidden_dims = hidden_dims
         self.activation = activation
         self.beta = beta
@@ -169,19 +222,10 @@ class CPOptScorer(BaseEstimator):
 
     @staticmethod
     def _check_xy(features: Any, n_options: Any, y: Any = None) -> tuple[np.ndarray, np.ndarray, Any]:
-        x = np.asarray(features, dtype=np.float32)
-        if x.ndim != 2:
-            raise ValueError(f"features must be 2-D (n_questions, n_features), got shape {x.shape}")
-        if not np.isfinite(x).all():
-            raise ValueError("features contain NaN or infinite values")
-        k = np.asarray(n_options)
-        if k.shape != (x.shape[0],):
-            raise ValueError(f"n_options must have shape ({x.shape[0]},), got {k.shape}")
+        x = check_array(features, "features", ndim=2).astype(np.float32)
+        k = check_array(n_options, "n_options", shape=(x.shape[0],), dtype=int)
         if y is not None:
-            yy = np.asarray(y)
-            if yy.shape != (x.shape[0],) or not np.issubdtype(yy.dtype, np.integer):
-                raise ValueError(f"y must be integer option indices of shape ({x.shape[0]},), got {yy.shape} "
-                                 f"{yy.dtype}")
+            yy = check_array(y, "y", shape=(x.shape[0],), dtype=int)
             bad = (yy < 0) | (yy >= k)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
@@ -253,8 +297,7 @@ class CPOptScorer(BaseEstimator):
         ndarray, shape (n, n_slots)
             Softmax over the valid options of each row; 0 in padded slots.
         """
-        if not hasattr(self, "model_"):
-            raise RuntimeError("CPOptScorer is not fitted; call fit(features, n_options, y) first")
+        check_fitted(self, "model_")
         x, k, _ = self._check_xy(features, n_options)
         if x.shape[1] != self.mean_.shape[0]:
             raise ValueError(f"features have {x.shape[1]} columns, the scorer was fitted on {self.mean_.shape[0]}")

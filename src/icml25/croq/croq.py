@@ -9,11 +9,14 @@ option (``singleton_rule="set"``) or the first answer (``"first"``).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from icml25.core.validation import check_array, check_fitted, check_int, check_option
 
 from .answerers import Answerer, AnswerOutput
 from .conformal import SplitConformal
@@ -82,11 +85,24 @@ def revise_and_answer(answerer: Answerer, mcqs: Sequence[MCQ], sets: np.ndarray,
     final_answer : ndarray of int, shape (n,)
     revised : ndarray of bool, shape (n,)
     """
-    if singleton_rule not in ("set", "first"):
-        raise ValueError(f"singleton_rule must be 'set' or 'first', got {singleton_rule!r}")
+    check_option(singleton_rule, "singleton_rule", ("set", "first"))
+    if not hasattr(answerer, "answer"):
+        raise TypeError(f"answerer must have an answer(mcqs) method, got {type(answerer).__name__}")
+    mcqs = _check_mcqs(mcqs, "mcqs")
     n = len(mcqs)
-    if sets.shape[0] != n or first_answer.shape != (n,):
-        raise ValueError(f"sets {sets.shape} and first_answer {first_answer.shape} must have {n} rows")
+    m = max(q.n_options for q in mcqs)
+    if isinstance(sets, (str, bytes)) or np.asarray(sets).dtype != bool:
+        raise TypeError(f"sets must be a boolean array (n, m), got {sets!r:.60}")
+    sets = np.asarray(sets)
+    if sets.ndim != 2 or sets.shape[0] != n or sets.shape[1] < m:
+        raise ValueError(f"sets must have shape ({n}, >= {m}), got {sets.shape}")
+    first_answer = check_array(first_answer, "first_answer", shape=(n,), dtype=int)
+    scores = check_array(scores, "scores", ndim=2, finite=False)
+    if scores.shape[0] != n or scores.shape[1] < m:
+        raise ValueError(f"scores must have shape ({n}, >= {m}), got {scores.shape}")
+    valid = np.arange(scores.shape[1])[None, :] < np.array([q.n_options for q in mcqs])[:, None]
+    if not np.isfinite(scores[valid]).all():
+        raise ValueError("scores must be finite in valid option slots, found NaN or inf")
     final = np.asarray(first_answer, dtype=int).copy()
     revised = np.zeros(n, dtype=bool)
     todo: list[MCQ] = []
@@ -155,10 +171,10 @@ class CROQ:
                  singleton_rule: str = "set") -> None:
         if not hasattr(answerer, "answer"):
             raise TypeError(f"answerer must have an answer(mcqs) method, got {type(answerer).__name__}")
-        if not (scorer == "logits" or (hasattr(scorer, "fit") and hasattr(scorer, "score"))):
+        if not ((isinstance(scorer, str) and scorer == "logits") or (hasattr(scorer, "fit")
+                                                                    and hasattr(scorer, "score"))):
             raise TypeError(f"scorer must be 'logits' or an estimator with fit/score, got {scorer!r}")
-        if singleton_rule not in ("set", "first"):
-            raise ValueError(f"singleton_rule must be 'set' or 'first', got {singleton_rule!r}")
+        check_option(singleton_rule, "singleton_rule", ("set", "first"))
         self.answerer = answerer
         self.scorer = scorer
         self.alpha = SplitConformal(alpha).alpha
@@ -166,16 +182,31 @@ class CROQ:
 
     def scores(self, mcqs: Sequence[MCQ], first_pass: AnswerOutput | None = None) -> tuple[np.ndarray, AnswerOutput]:
         """Conformity scores ``(n, m)`` of every option of the original questions, and the first pass."""
+        mcqs = _check_mcqs(mcqs, "mcqs")
         out = first_pass if first_pass is not None else self.answerer.answer(list(mcqs))
-        if self.scorer == "logits":
+        if not isinstance(out, AnswerOutput) or out.letter_logits.shape[0] != len(mcqs):
+            raise ValueError(f"first_pass must be the AnswerOutput of these {len(mcqs)} questions")
+        if self._logits:
             return out.probabilities(), out
         k = np.array([q.n_options for q in mcqs])
         return self.scorer.score(answer_features(out), k), out
 
     def fit(self, train: Sequence[MCQ] | None, cal: Sequence[MCQ], train_pass: AnswerOutput | None = None,
             cal_pass: AnswerOutput | None = None) -> CROQ:
-        """Train the learned score on ``train`` (skipped for ``"logits"``) and calibrate on ``cal``."""
-        if self.scorer != "logits":
+        """Train the learned score on ``train`` (skipped for ``"logits"``) and calibrate on ``cal``.
+
+        ``train`` and ``cal`` must be disjoint (no question in both): calibrating on questions the score was trained
+        on breaks the coverage guarantee (spec §2.4).
+        """
+        cal = _check_mcqs(cal, "cal")
+        if train is not None and len(train):
+            train = _check_mcqs(train, "train")
+            shared = set(train) & set(cal)
+            if shared:
+                raise ValueError(f"train and cal must be disjoint, but {len(shared)} question(s) are in both (e.g. "
+                                 f"{next(iter(shared)).question!r:.60}); calibrating on training questions breaks "
+                                 "the coverage guarantee")
+        if not self._logits:
             if not train:
                 raise ValueError("a learned scorer needs a non-empty train split (disjoint from cal)")
             out = train_pass if train_pass is not None else self.answerer.answer(list(train))
@@ -184,19 +215,22 @@ class CROQ:
 
     def calibrate(self, cal: Sequence[MCQ], cal_pass: AnswerOutput | None = None,
                   alpha: float | None = None) -> CROQ:
-        """(Re)compute the conformal threshold on ``cal`` (optionally at another ``alpha``)."""
-        if alpha is not None:
-            self.alpha = SplitConformal(alpha).alpha
+        """(Re)compute the conformal threshold on ``cal``, at ``alpha`` when given (else ``self.alpha``).
+
+        ``self.alpha`` is never changed: the fitted ``conformal_`` carries the level actually used
+        (``conformal_.alpha``, reported by :meth:`evaluate`).
+        """
+        level = self.alpha if alpha is None else SplitConformal(alpha).alpha
+        cal = _check_mcqs(cal, "cal")
         s, _ = self.scores(cal, cal_pass)
-        self.conformal_ = SplitConformal(self.alpha)
+        self.conformal_ = SplitConformal(level)
         self.conformal_.calibrate_from_scores(s, answer_indices(cal), np.array([q.n_options for q in cal]))
         return self
 
     def predict(self, test: Sequence[MCQ], test_pass: AnswerOutput | None = None) -> CROQResult:
         """Run CROQ on ``test``: first pass, conformal sets, batched second pass on revised questions."""
-        if not hasattr(self, "conformal_"):
-            raise RuntimeError("CROQ is not calibrated; call fit(train, cal) first")
-        test = list(test)
+        check_fitted(self, "conformal_")
+        test = _check_mcqs(test, "test")
         s, out = self.scores(test, test_pass)
         k = np.array([q.n_options for q in test])
         sets = self.conformal_.predict_sets(s, k)
@@ -214,14 +248,16 @@ class CROQ:
             ``acc_standard, acc_croq, gain, ci_low, ci_high`` (paired bootstrap 95 %), ``p_value`` (paired t-test),
             ``coverage, mean_set_size, frac_empty, frac_full, frac_revised, alpha``.
         """
-        test = list(test)
+        n_boot = check_int(n_boot, "n_boot", low=1)
+        seed = check_int(seed, "seed", low=0)
+        test = _check_mcqs(test, "test")
         y = answer_indices(test)
         res = self.predict(test, test_pass)
         a = (res.first_answer == y).astype(float)
         b = (res.final_answer == y).astype(float)
         gain, lo, hi = paired_bootstrap_ci(a, b, n_boot=n_boot, seed=seed)
         k = np.array([q.n_options for q in test])
-        return {"alpha": self.alpha, "acc_standard": float(a.mean()), "acc_croq": float(b.mean()), "gain": gain,
+        return {"alpha": self.conformal_.alpha, "acc_standard": float(a.mean()), "acc_croq": float(b.mean()), "gain": gain,
                 "ci_low": lo, "ci_high": hi, "p_value": paired_t_test(a, b),
                 "coverage": float(res.sets[np.arange(len(y)), y].mean()),
                 "mean_set_size": float(res.set_size.mean()), "frac_empty": float((res.set_size == 0).mean()),
@@ -230,11 +266,36 @@ class CROQ:
     def alpha_sweep(self, alphas: Sequence[float], cal: Sequence[MCQ], test: Sequence[MCQ],
                     cal_pass: AnswerOutput | None = None, test_pass: AnswerOutput | None = None,
                     **kwargs: Any) -> list[dict[str, Any]]:
-        """:meth:`evaluate` at each ``alpha`` (recalibrating on ``cal`` each time); one dict per alpha."""
+        """:meth:`evaluate` at each ``alpha`` (recalibrating on ``cal`` each time); one dict per alpha.
+
+        Works on a copy: ``self`` (its ``alpha`` and fitted ``conformal_``) is left unchanged.
+        """
+        if isinstance(alphas, (str, bytes)):
+            raise TypeError(f"alphas must be a sequence of levels in (0, 1), got {alphas!r}")
+        levels = [SplitConformal(a).alpha for a in check_array(alphas, "alphas", ndim=1)]
+        cal, test = _check_mcqs(cal, "cal"), _check_mcqs(test, "test")
         cal_pass = cal_pass if cal_pass is not None else self.answerer.answer(list(cal))
         test_pass = test_pass if test_pass is not None else self.answerer.answer(list(test))
+        work = copy.copy(self)
         rows = []
-        for a in alphas:
-            self.calibrate(cal, cal_pass, alpha=a)
-            rows.append(self.evaluate(test, test_pass, **kwargs))
+        for a in levels:
+            work.calibrate(cal, cal_pass, alpha=a)
+            rows.append(work.evaluate(test, test_pass, **kwargs))
         return rows
+
+    @property
+    def _logits(self) -> bool:
+        return isinstance(self.scorer, str) and self.scorer == "logits"
+
+
+def _check_mcqs(mcqs: Any, name: str) -> list[MCQ]:
+    """A non-empty sequence of :class:`MCQ` (as a list), raising errors that name ``name``."""
+    if isinstance(mcqs, (str, bytes, MCQ)) or not hasattr(mcqs, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of MCQ, got {type(mcqs).__name__}")
+    out = list(mcqs)
+    if not out:
+        raise ValueError(f"{name} must contain at least one question")
+    bad = next((i for i, q in enumerate(out) if not isinstance(q, MCQ)), None)
+    if bad is not None:
+        raise TypeError(f"{name}[{bad}] must be an MCQ, got {type(out[bad]).__name__}")
+    return out

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml25.core.validation import check_int
+
 from .mcq import LETTERS, MCQ
 
 __all__ = ["KnowledgeTask", "TASK_TEMPLATE", "TASK_OPTION_FORMAT", "TASK_SEPARATOR"]
@@ -50,6 +52,9 @@ class KnowledgeTask:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        for name in ("n_entities", "n_relations", "n_values", "cluster_size"):
+            check_int(getattr(self, name), name, low=1)
+        check_int(self.seed, "seed", low=0)
         if self.n_values % self.cluster_size or self.n_values // self.cluster_size < 2:
             raise ValueError(f"n_values ({self.n_values}) must be a multiple (>= 2x) of cluster_size "
                              f"({self.cluster_size})")
@@ -88,10 +93,13 @@ class KnowledgeTask:
         list of MCQ
             ``meta`` holds ``entity``, ``relation`` and ``value``.
         """
+        n = check_int(n, "n", low=1)
         if isinstance(n_options, tuple):
-            lo, hi = n_options
+            lo, hi = (check_int(v, "n_options", low=2, high=len(LETTERS)) for v in n_options)
         else:
-            lo = hi = int(n_options)
+            lo = hi = check_int(n_options, "n_options", low=2, high=len(LETTERS))
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
         if not 2 <= lo <= hi <= len(LETTERS):
             raise ValueError(f"n_options must lie in 2..{len(LETTERS)}, got {n_options!r}")
         facts = self.facts

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.validation import check_array
+
 __all__ = ["MCQ", "LETTERS", "DEFAULT_TEMPLATE", "render_prompt", "revise", "answer_indices"]
 
 #: option letters; 15 options go up to "O"
@@ -45,6 +47,8 @@ class MCQ:
     def __post_init__(self) -> None:
         if not isinstance(self.question, str):
             raise TypeError(f"question must be a string, got {type(self.question).__name__}")
+        if not self.question.strip():
+            raise ValueError("question must be a non-empty string")
         opts = tuple(self.options)
         object.__setattr__(self, "options", opts)
         if not all(isinstance(o, str) for o in opts):
@@ -84,6 +88,13 @@ def render_prompt(mcq: MCQ, template: str = DEFAULT_TEMPLATE, option_format: str
     """
     if not isinstance(mcq, MCQ):
         raise TypeError(f"mcq must be an MCQ, got {type(mcq).__name__}")
+    for name, val in (("template", template), ("option_format", option_format), ("separator", separator)):
+        if not isinstance(val, str):
+            raise TypeError(f"{name} must be a string, got {type(val).__name__}")
+    if "{options}" not in template:
+        raise ValueError(f"template must contain the {{options}} field, got {template!r}")
+    if "{letter}" not in option_format or "{text}" not in option_format:
+        raise ValueError(f"option_format must contain {{letter}} and {{text}}, got {option_format!r}")
     opts = separator.join(option_format.format(letter=LETTERS[i], text=t) for i, t in enumerate(mcq.options))
     return template.format(question=mcq.question, options=opts)
 
@@ -106,7 +117,15 @@ def revise(mcq: MCQ, keep: Any) -> tuple[MCQ, np.ndarray]:
     index_map : ndarray of int, shape (len(kept),)
         ``index_map[j]`` = original index of revised option ``j``.
     """
+    if not isinstance(mcq, MCQ):
+        raise TypeError(f"mcq must be an MCQ, got {type(mcq).__name__}")
+    if isinstance(keep, (str, bytes)):
+        raise TypeError(f"keep must be a boolean mask or integer indices, got {keep!r}")
     k = np.asarray(keep)
+    if k.ndim != 1:
+        raise ValueError(f"keep must be 1-D (a mask of length {mcq.n_options} or indices), got shape {k.shape}")
+    if k.dtype.kind == "f":
+        k = check_array(k, "keep", ndim=1, dtype=int)
     if k.dtype == bool:
         if k.shape != (mcq.n_options,):
             raise ValueError(f"a boolean keep mask must have length {mcq.n_options}, got shape {k.shape}")
@@ -118,7 +137,7 @@ def revise(mcq: MCQ, keep: Any) -> tuple[MCQ, np.ndarray]:
         if idx.size and (idx[0] < 0 or idx[-1] >= mcq.n_options):
             raise ValueError(f"keep indices must lie in 0..{mcq.n_options - 1}, got {k.tolist()}")
     if idx.size < 2:
-        raise ValueError(f"a revised question needs at least 2 kept options, got {idx.size}")
+        raise ValueError(f"keep must select at least 2 options for a revised question, got {idx.size}")
     answer = None
     if mcq.answer is not None and mcq.answer in idx:
         answer = int(np.flatnonzero(idx == mcq.answer)[0])

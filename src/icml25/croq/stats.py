@@ -6,12 +6,14 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.validation import check_array, check_int, check_probability
+
 __all__ = ["paired_bootstrap_ci", "paired_t_test"]
 
 
 def _pair(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if x.ndim != 1 or x.shape != y.shape or x.size == 0:
+    x, y = check_array(a, "a", ndim=1), check_array(b, "b", ndim=1)
+    if x.shape != y.shape:
         raise ValueError(f"a and b must be non-empty 1-D arrays of the same length, got {x.shape} and {y.shape}")
     return x, y
 
@@ -36,8 +38,9 @@ def paired_bootstrap_ci(a: Any, b: Any, n_boot: int = 2000, level: float = 0.95,
     (mean, low, high) : tuple of float
     """
     x, y = _pair(a, b)
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level}")
+    n_boot = check_int(n_boot, "n_boot", low=1)
+    level = check_probability(level, "level", open_low=True, open_high=True)
+    seed = check_int(seed, "seed", low=0)
     d = y - x
     rng = np.random.default_rng(seed)
     means = np.empty(int(n_boot))

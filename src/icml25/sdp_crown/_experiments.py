@@ -16,19 +16,27 @@ from .propagation import compute_bounds, spec_matrix
 from .verification import lipnaive_bounds
 
 
-def worked_example_b3() -> dict[str, float]:
-    """Appendix B.3: LiRPA with IBP intermediate bounds (−2), SDP-CROWN (−√2), CROWN intermediate bounds (−√2)."""
+def worked_example_b3(sdp_method: str = "sdp-crown") -> dict[str, float]:
+    """Appendix B.3: LiRPA with IBP intermediate bounds (−2), SDP-CROWN (−√2), CROWN intermediate bounds (−√2).
+
+    ``sdp_method="crown"`` (the reproduction's stub) computes plain CROWN in place of SDP-CROWN.
+    """
     net = BoundedNet([([[0.0, 1.0], [1.0, 0.0]], [0.0, 0.0]), ([[-1.0, 1.0], [1.0, -1.0]], [0.0, 0.0]),
                       ([[-1.0, -1.0]], [0.0])], (2,))
     x = torch.tensor([[1.0, 1.0]])
     C = torch.ones(1, 1, 1, dtype=torch.float64)
     ibp = [(torch.zeros(1, 2), 2 * torch.ones(1, 2)), (-2 * torch.ones(1, 2), 2 * torch.ones(1, 2))]
     lirpa_ibp = compute_bounds(net, x, 1.0, C, method="crown", intermediate_bounds=ibp)[0].item()
-    sdp_ibp, info = compute_bounds(net, x, 1.0, C, method="sdp-crown", iters=0, lambda_mode="exact",
-                                   intermediate_bounds=ibp)
+    if sdp_method == "sdp-crown":
+        sdp_ibp, info = compute_bounds(net, x, 1.0, C, method="sdp-crown", iters=0, lambda_mode="exact",
+                                       intermediate_bounds=ibp)
+        lam2 = float(info["lambdas"][1].item())
+    else:
+        sdp_ibp = compute_bounds(net, x, 1.0, C, method=sdp_method, iters=0, intermediate_bounds=ibp)[0]
+        lam2 = math.nan
     crown_crown = compute_bounds(net, x, 1.0, C, method="crown")[0].item()
     return {"lirpa_ibp": lirpa_ibp, "sdp_crown_ibp": sdp_ibp.item(), "crown_crown": crown_crown,
-            "lambda_2": float(info["lambdas"][1].item())}
+            "lambda_2": lam2}
 
 
 def theorem_checks(n_draws: int, n_points: int, seed: int) -> dict[str, float]:
@@ -123,26 +131,36 @@ def zero_crossing(radii: list[float], means: list[float]) -> float:
 
 
 def radius_sweep(net: BoundedNet, X: torch.Tensor, y: torch.Tensor, radii: list[float], iters: int, seed: int,
-                 pgd_steps: int, pgd_restarts: int) -> dict[str, list[float]]:
-    """Mean margin bound over the instances vs ρ for PGD, LipNaive, α-CROWN and SDP-CROWN (Figure 3)."""
+                 pgd_steps: int, pgd_restarts: int, sdp_method: str = "sdp-crown") -> dict[str, list[float]]:
+    """Mean margin bound over the instances vs ρ for PGD, LipNaive, α-CROWN and SDP-CROWN (Figure 3).
+
+    ``sdp_method="crown"`` (the stub) fills the SDP-CROWN curve with plain CROWN.
+    """
     C = spec_matrix(y, net.n_classes)
     curves: dict[str, list[float]] = {"pgd": [], "lipnaive": [], "alpha-crown": [], "sdp-crown": []}
     for r in radii:
         curves["pgd"].append(float(pgd_l2(net, X, r, C, steps=pgd_steps, restarts=pgd_restarts, seed=seed).mean()))
         curves["lipnaive"].append(float(lipnaive_bounds(net, X, r, C).mean()))
-        for m in ("alpha-crown", "sdp-crown"):
-            curves[m].append(float(compute_bounds(net, X, r, C, method=m, iters=iters)[0].mean()))
+        for m, meth in (("alpha-crown", "alpha-crown"), ("sdp-crown", sdp_method)):
+            its = 0 if meth == "crown" else iters
+            curves[m].append(float(compute_bounds(net, X, r, C, method=meth, iters=its)[0].mean()))
     return curves
 
 
 def tightness(net: BoundedNet, X: torch.Tensor, y: torch.Tensor, eps: float, iters: int, seed: int,
-              n_sdp: int) -> list[dict[str, Any]]:
-    """Per-instance bounds of every method beside the exact minimum (SCIP/enumeration), full SDP and PGD."""
+              n_sdp: int, substitute: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Per-instance bounds of every method beside the exact minimum (SCIP/enumeration), full SDP and PGD.
+
+    ``substitute`` maps a method name to the method actually run under it (the stub: SDP-CROWN -> CROWN).
+    """
     from .oracles import exact_min, sdp_full
 
     C = spec_matrix(y, net.n_classes)
-    lbs = {m: compute_bounds(net, X, eps, C, method=m, iters=0 if m == "crown" else iters)[0]
-           for m in ("crown", "alpha-crown", "sdp-crown", "sdp-crown-hybrid")}
+    sub = substitute or {}
+    lbs = {}
+    for m in ("crown", "alpha-crown", "sdp-crown", "sdp-crown-hybrid"):
+        meth = sub.get(m, m)
+        lbs[m] = compute_bounds(net, X, eps, C, method=meth, iters=0 if meth == "crown" else iters)[0]
     lbs["lipnaive"] = lipnaive_bounds(net, X, eps, C)
     pgd = pgd_l2(net, X, eps, C, steps=200, restarts=5, seed=seed)
     rows = []

@@ -10,6 +10,9 @@ from typing import Any
 
 import torch
 
+from icml25.core.validation import check_int, check_positive, check_probability
+
+from ._checks import check_tensor
 from .network import BoundedNet
 from .propagation import _check_eps, _check_spec
 
@@ -27,10 +30,32 @@ def sample_ball(centre: torch.Tensor, radius: torch.Tensor, n: int, generator: t
     n : int
     generator : torch.Generator
 
+    surface_fraction : float in [0, 1]
+        Fraction of the points put on the sphere.
+
     Returns
     -------
     Tensor [B, n, d]
     """
+    centre = check_tensor(centre, "centre", ndim=2)
+    radius = check_tensor(radius, "radius", ndim=1, low=0.0)
+    B, d = centre.shape
+    if radius.shape[0] != B:
+        raise ValueError(f"radius must have one entry per centre ({B}), got {radius.shape[0]}")
+    n = check_int(n, "n", low=1)
+    surface_fraction = check_probability(surface_fraction, "surface_fraction")
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    return _sample_ball(centre, radius, n, generator, surface_fraction)
+
+
+def _check_net(net: Any) -> None:
+    if not isinstance(net, BoundedNet):
+        raise TypeError(f"net must be a BoundedNet, got {type(net).__name__}")
+
+
+def _sample_ball(centre: torch.Tensor, radius: torch.Tensor, n: int, generator: torch.Generator,
+                 surface_fraction: float = 0.5) -> torch.Tensor:
     B, d = centre.shape
     direction = torch.randn(B, n, d, generator=generator, dtype=centre.dtype)
     direction = direction / direction.norm(dim=-1, keepdim=True).clamp_min(1e-300)
@@ -66,16 +91,22 @@ def pgd_l2(net: BoundedNet, x: Any, eps: Any, C: Any, steps: int = 200, restarts
     Tensor [B, m]
         Attack margins (upper bounds on the minimum of each row).
     """
+    _check_net(net)
     x = net.flatten_input(x)
     B, d = x.shape
     e = _check_eps(eps, B)
     Cm = _check_spec(C, B, net.n_classes)
+    steps = check_int(steps, "steps", low=1)
+    restarts = check_int(restarts, "restarts", low=0)
+    if step_size is not None:
+        step_size = check_positive(step_size, "step_size")
+    seed = check_int(seed, "seed", low=0)
     m = Cm.shape[1]
     R = restarts + 1
     step = 2.5 * e / steps if step_size is None else torch.full((B,), float(step_size), dtype=torch.float64)
     gen = torch.Generator().manual_seed(seed)
     # [B, m, R, d] deltas, one per (image, row, restart); restart 0 starts at the centre
-    start = sample_ball(torch.zeros(B * m, d, dtype=x.dtype), e.repeat_interleave(m), R, gen, surface_fraction=0.0)
+    start = _sample_ball(torch.zeros(B * m, d, dtype=x.dtype), e.repeat_interleave(m), R, gen, surface_fraction=0.0)
     delta = start.view(B, m, R, d)
     delta[:, :, 0] = 0.0
     rad = e.view(B, 1, 1, 1)
@@ -99,16 +130,20 @@ def pgd_l2(net: BoundedNet, x: Any, eps: Any, C: Any, steps: int = 200, restarts
 def sampled_min_margin(net: BoundedNet, x: Any, eps: Any, C: Any, n: int = 100_000, seed: int = 0,
                        chunk: int = 20_000) -> torch.Tensor:
     """Minimum of every specification row over ``n`` random points of the ball (half on its surface); ``[B, m]``."""
+    _check_net(net)
     x = net.flatten_input(x)
     B, d = x.shape
     e = _check_eps(eps, B)
     Cm = _check_spec(C, B, net.n_classes)
+    n = check_int(n, "n", low=1)
+    chunk = check_int(chunk, "chunk", low=1)
+    seed = check_int(seed, "seed", low=0)
     gen = torch.Generator().manual_seed(seed)
     best = torch.full((B, Cm.shape[1]), float("inf"), dtype=x.dtype)
     done = 0
     while done < n:
         k = min(chunk, n - done)
-        pts = sample_ball(x, e, k, gen)
+        pts = _sample_ball(x, e, k, gen)
         out = net.forward(pts.reshape(-1, d)).view(B, k, -1)
         vals = torch.einsum("bkq,bmq->bmk", out, Cm)
         best = torch.minimum(best, vals.min(dim=-1).values)

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from icml25.core.data import resolve_data
+from icml25.core.validation import check_int, check_real
 
 __all__ = ["load_model", "load_images", "train_digits_mlp", "digits_data", "MODELS"]
 
@@ -72,8 +73,7 @@ def load_images(dataset: str = "mnist", n: int = 200) -> tuple[torch.Tensor, tor
     """The paper's first ``n`` MNIST test images ``[n, 1, 28, 28]`` (float64 in [0, 1]) and labels ``[n]``."""
     if dataset != "mnist":
         raise ValueError(f"dataset must be 'mnist' (the CIFAR images are not shipped), got {dataset!r}")
-    if not 1 <= n <= 200:
-        raise ValueError(f"n must be in [1, 200], got {n}")
+    n = check_int(n, "n", low=1, high=200)
     X = np.load(resolve_data("sdp_crown", "mnist_X_sdp.npy", url=_URL + "datasets/sdp/mnist/X_sdp.npy"))
     y = np.load(resolve_data("sdp_crown", "mnist_y_sdp.npy", url=_URL + "datasets/sdp/mnist/y_sdp.npy"))
     X = torch.from_numpy(np.asarray(X[:n], dtype=np.float64)).permute(0, 3, 1, 2).contiguous()
@@ -85,6 +85,7 @@ def digits_data(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
+    seed = check_int(seed, "seed", low=0)
     d = load_digits()
     X = d.data.astype(np.float64) / 16.0
     Xtr, Xte, ytr, yte = train_test_split(X, d.target, test_size=0.3, random_state=seed, stratify=d.target)
@@ -101,6 +102,12 @@ def train_digits_mlp(hidden: tuple[int, ...] = (16, 16), steps: int = 300, lip_p
     nn.Sequential
         float64 network 64 → hidden → 10.
     """
+    if not isinstance(hidden, (tuple, list)) or not hidden:
+        raise TypeError(f"hidden must be a non-empty tuple of widths, got {hidden!r}")
+    hidden = tuple(check_int(h, "hidden", low=1) for h in hidden)
+    steps = check_int(steps, "steps", low=1)
+    lip_penalty = check_real(lip_penalty, "lip_penalty", low=0.0)
+    seed = check_int(seed, "seed", low=0)
     Xtr, ytr, _, _ = digits_data(seed) if data is None else data
     torch.manual_seed(seed)
     layers: list[nn.Module] = []

@@ -15,6 +15,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from ._checks import check_tensor
+
 __all__ = ["BoundedNet", "Normalize", "SUPPORTED_LAYERS"]
 
 #: the module types :class:`BoundedNet` accepts
@@ -32,14 +34,21 @@ class Normalize(nn.Module):
 
     def __init__(self, mean: Sequence[float], std: Sequence[float]) -> None:
         super().__init__()
-        std_t = torch.as_tensor(std, dtype=torch.float64).flatten()
-        if torch.any(std_t <= 0):
-            raise ValueError(f"std must be positive, got {list(std_t.tolist())}")
-        self.register_buffer("mean", torch.as_tensor(mean, dtype=torch.float64).flatten())
+        mean_t = check_tensor(mean, "mean", ndim=(0, 1)).flatten()
+        std_t = check_tensor(std, "std", ndim=(0, 1), positive=True).flatten()
+        if std_t.numel() != mean_t.numel() and 1 not in (std_t.numel(), mean_t.numel()):
+            raise ValueError(f"mean and std must have one entry per channel (or one in all), got {mean_t.numel()} "
+                             f"and {std_t.numel()}")
+        self.register_buffer("mean", mean_t)
         self.register_buffer("std", std_t)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Normalise ``x`` of shape ``[B, C, ...]``."""
+        x = check_tensor(x, "x", dtype=x.dtype if isinstance(x, torch.Tensor) and x.is_floating_point()
+                         else torch.float64)
+        if x.dim() not in (2, 4) or (self.mean.numel() > 1 and x.shape[1] != self.mean.numel()):
+            raise ValueError(f"x must have shape [B, {self.mean.numel()}, H, W] or [B, {self.mean.numel()}], got "
+                             f"{tuple(x.shape)}")
         shape = (1, -1) + (1,) * (x.dim() - 2)
         return (x - self.mean.to(x.dtype).view(shape)) / self.std.to(x.dtype).view(shape)
 
@@ -152,26 +161,24 @@ class BoundedNet:
         """Number of outputs ``q``."""
         return self.widths[-1]
 
-    def flatten_input(self, x: Any) -> torch.Tensor:
+    def flatten_input(self, x: Any, name: str = "x") -> torch.Tensor:
         """Return ``x`` as a float64 ``[B, n_0]`` tensor, checking its shape against ``input_shape``.
 
-        Accepts ``[B, *input_shape]``, ``[B, n_0]`` or a single unbatched input of shape ``input_shape``.
+        Accepts ``[B, *input_shape]``, ``[B, n_0]`` or a single unbatched input of shape ``input_shape``;
+        ``name`` is the argument's name in error messages.
         """
-        x = torch.as_tensor(x, dtype=torch.float64)
+        x = check_tensor(x, name)
         n0 = self.widths[0]
         if tuple(x.shape) == self.input_shape or tuple(x.shape) == (n0,):
             x = x.unsqueeze(0)
         if tuple(x.shape[1:]) != self.input_shape and tuple(x.shape[1:]) != (n0,):
-            raise ValueError(f"x must have shape [B, {', '.join(map(str, self.input_shape))}] or [B, {n0}], "
+            raise ValueError(f"{name} must have shape [B, {', '.join(map(str, self.input_shape))}] or [B, {n0}], "
                              f"got {tuple(x.shape)}")
-        x = x.reshape(x.shape[0], n0)
-        if not torch.isfinite(x).all():
-            raise ValueError("x contains NaN or infinite values")
-        return x
+        return x.reshape(x.shape[0], n0)
 
     def pre_activations(self, x: torch.Tensor) -> list[torch.Tensor]:
-        """Clean forward pass: ``[z⁽¹⁾, ..., z⁽ᴺ⁾]`` for a flat ``[B, n_0]`` input (through the ReLUs, with biases)."""
-        zs, a = [], x
+        """Clean forward pass: ``[z⁽¹⁾, ..., z⁽ᴺ⁾]`` for an input ``[B, n_0]`` (through the ReLUs, with biases)."""
+        zs, a = [], self.flatten_input(x)
         for k, (w, b) in enumerate(zip(self.weights, self.biases)):
             z = a @ w.T + b
             zs.append(z)
@@ -181,8 +188,6 @@ class BoundedNet:
 
     def forward(self, x: Any) -> torch.Tensor:
         """Logits ``f(x)`` of shape ``[B, q]`` (differentiable, float64)."""
-        if not isinstance(x, torch.Tensor) or x.dtype != torch.float64 or x.dim() != 2:
-            x = self.flatten_input(x)
         return self.pre_activations(x)[-1]
 
     __call__ = forward

@@ -9,13 +9,18 @@ specification rows, neurons), ``ẑ`` ``[B, n]``, ``ρ`` ``[B]``, ``λ`` ``[B, S
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
+
+from icml25.core.validation import check_int, check_positive
+
+from ._checks import check_same_batch, check_tensor
 
 __all__ = ["relu_relaxation", "crown_offset", "sdp_offset", "best_lambda", "sdp_offset_zero_centre"]
 
 
-def relu_relaxation(lower: torch.Tensor, upper: torch.Tensor, alpha: torch.Tensor | None
+def relu_relaxation(lower: torch.Tensor, upper: torch.Tensor, alpha: torch.Tensor | None = None
                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """CROWN's linear bounds of ``ReLU`` on ``[l, u]`` (Section 2, α-CROWN lower slope).
 
@@ -33,6 +38,21 @@ def relu_relaxation(lower: torch.Tensor, upper: torch.Tensor, alpha: torch.Tenso
     upper_slope, upper_icpt : Tensor [B, 1, n]
         ``a ≤ upper_slope · z + upper_icpt`` (``u/(u−l)``, ``−ul/(u−l)`` for unstable neurons).
     """
+    lower = check_tensor(lower, "lower", ndim=2)
+    upper = check_tensor(upper, "upper", ndim=2)
+    check_same_batch("upper", upper, tuple(lower.shape), "the shape of lower")
+    if (upper < lower).any():
+        raise ValueError("upper must be >= lower everywhere")
+    if alpha is not None:
+        alpha = check_tensor(alpha, "alpha", ndim=3, low=0.0)
+        if (alpha > 1).any() or alpha.shape[0] != lower.shape[0] or alpha.shape[2] != lower.shape[1]:
+            raise ValueError(f"alpha must lie in [0, 1] with shape [B, S, n] = [{lower.shape[0]}, S, "
+                             f"{lower.shape[1]}], got shape {tuple(alpha.shape)}")
+    return _relu_relaxation(lower, upper, alpha)
+
+
+def _relu_relaxation(lower: torch.Tensor, upper: torch.Tensor, alpha: torch.Tensor | None
+                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     active = lower >= 0
     unstable = (lower < 0) & (upper > 0)
     denom = (upper - lower).clamp_min(1e-30)
@@ -45,7 +65,19 @@ def relu_relaxation(lower: torch.Tensor, upper: torch.Tensor, alpha: torch.Tenso
 
 
 def crown_offset(c: torch.Tensor, upper_icpt: torch.Tensor) -> torch.Tensor:
-    """CROWN's offset ``Σᵢ min(cᵢ, 0) γᵢ`` (upper-line intercepts γ), shape ``[B, S]``."""
+    """CROWN's offset ``Σᵢ min(cᵢ, 0) γᵢ`` (upper-line intercepts γ), shape ``[B, S]``.
+
+    ``c`` is ``[B, S, n]`` (coefficients on the ReLU output), ``upper_icpt`` ``[B, 1, n]`` or ``[B, S, n]``.
+    """
+    c = check_tensor(c, "c", ndim=3)
+    upper_icpt = check_tensor(upper_icpt, "upper_icpt", ndim=3, low=0.0)
+    if upper_icpt.shape[0] != c.shape[0] or upper_icpt.shape[2] != c.shape[2]:
+        raise ValueError(f"upper_icpt must have shape [{c.shape[0]}, 1 or S, {c.shape[2]}], got "
+                         f"{tuple(upper_icpt.shape)}")
+    return _crown_offset(c, upper_icpt)
+
+
+def _crown_offset(c: torch.Tensor, upper_icpt: torch.Tensor) -> torch.Tensor:
     return (c.clamp(max=0) * upper_icpt).sum(-1)
 
 
@@ -73,6 +105,26 @@ def sdp_offset(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: t
     -------
     Tensor [B, S]
     """
+    c, g, centre, radius = _check_cgzr(c, g, centre, radius)
+    lam = check_tensor(lam, "lam", ndim=2, positive=True)
+    check_same_batch("lam", lam, tuple(c.shape[:2]), "[B, S] of c")
+    return _sdp_offset(c, g, centre, radius, lam)
+
+
+def _check_cgzr(c: Any, g: Any, centre: Any, radius: Any) -> tuple[torch.Tensor, ...]:
+    c = check_tensor(c, "c", ndim=3)
+    g = check_tensor(g, "g", ndim=3)
+    check_same_batch("g", g, tuple(c.shape), "the shape of c")
+    if centre is not None:
+        centre = check_tensor(centre, "centre", ndim=2)
+        check_same_batch("centre", centre, (c.shape[0], c.shape[2]), "[B, n] of c")
+    radius = check_tensor(radius, "radius", ndim=1, low=0.0)
+    check_same_batch("radius", radius, (c.shape[0],), "[B] of c")
+    return c, g, centre, radius
+
+
+def _sdp_offset(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: torch.Tensor,
+                lam: torch.Tensor) -> torch.Tensor:
     lam = lam.to(c.dtype)
     radius = radius.to(c.dtype)
     lam3 = lam.unsqueeze(-1)
@@ -104,21 +156,33 @@ def best_lambda(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: 
     Tensor [B, S]
         The maximising λ (within the interval).
     """
+    c, g, centre, radius = _check_cgzr(c, g, centre, radius)
+    lo = check_positive(lo, "lo")
+    hi = check_positive(hi, "hi")
+    if hi <= lo:
+        raise ValueError(f"hi must be > lo, got lo={lo}, hi={hi}")
+    steps = check_int(steps, "steps", low=1)
+    return _best_lambda(c, g, centre, radius, lo, hi, steps)
+
+
+@torch.no_grad()
+def _best_lambda(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: torch.Tensor,
+                 lo: float = 1e-6, hi: float = 1e6, steps: int = 64) -> torch.Tensor:
     inv_phi = (math.sqrt(5) - 1) / 2
     shape = c.shape[:2]
     a = torch.full(shape, math.log(lo), dtype=c.dtype)
     b = torch.full(shape, math.log(hi), dtype=c.dtype)
     x1 = b - inv_phi * (b - a)
     x2 = a + inv_phi * (b - a)
-    f1 = sdp_offset(c, g, centre, radius, x1.exp())
-    f2 = sdp_offset(c, g, centre, radius, x2.exp())
+    f1 = _sdp_offset(c, g, centre, radius, x1.exp())
+    f2 = _sdp_offset(c, g, centre, radius, x2.exp())
     for _ in range(steps):
         left = f1 >= f2  # the maximum lies in [a, x2]
         a = torch.where(left, a, x1)
         b = torch.where(left, x2, b)
         nx1 = torch.where(left, b - inv_phi * (b - a), x2)
         nx2 = torch.where(left, x1, a + inv_phi * (b - a))
-        f_new = sdp_offset(c, g, centre, radius, torch.where(left, nx1, nx2).exp())
+        f_new = _sdp_offset(c, g, centre, radius, torch.where(left, nx1, nx2).exp())
         f1, f2 = torch.where(left, f_new, f2), torch.where(left, f1, f_new)
         x1, x2 = nx1, nx2
     best = torch.where(f1 >= f2, x1, x2).exp()
@@ -126,6 +190,10 @@ def best_lambda(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: 
 
 
 def sdp_offset_zero_centre(c: torch.Tensor, g: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
-    """Theorem 5.2: ``max_λ h(g, λ) = −ρ ‖min{c − g, g, 0}‖₂`` when the ball is centred at 0; shape ``[B, S]``."""
+    """Theorem 5.2: ``max_λ h(g, λ) = −ρ ‖min{c − g, g, 0}‖₂`` when the ball is centred at 0; shape ``[B, S]``.
+
+    ``c, g`` are ``[B, S, n]`` and ``radius`` ``[B]`` as in :func:`sdp_offset`.
+    """
+    c, g, _, radius = _check_cgzr(c, g, None, radius)
     phi = torch.minimum(torch.minimum(c - g, g), torch.zeros_like(g))
     return -radius.unsqueeze(-1) * phi.norm(dim=-1)

@@ -15,8 +15,14 @@ from typing import Any
 
 import torch
 
+from icml25.core.validation import check_int, check_option, check_positive, check_real
+
+from ._checks import check_tensor
 from .network import BoundedNet
-from .offsets import best_lambda, crown_offset, relu_relaxation, sdp_offset
+from .offsets import _best_lambda as best_lambda
+from .offsets import _crown_offset as crown_offset
+from .offsets import _relu_relaxation as relu_relaxation
+from .offsets import _sdp_offset as sdp_offset
 
 __all__ = ["compute_bounds", "spec_matrix", "METHODS"]
 
@@ -27,9 +33,8 @@ _OFFSET = {"crown": "crown", "alpha-crown": "crown", "sdp-crown": "sdp", "sdp-cr
 
 def spec_matrix(labels: Any, n_classes: int) -> torch.Tensor:
     """Specification ``C`` with rows ``e_y − e_j`` for every ``j ≠ y`` (Section 2); shape ``[B, q−1, q]`` (float64)."""
-    labels = torch.as_tensor(labels).flatten()
-    if labels.dtype.is_floating_point or labels.numel() == 0:
-        raise TypeError(f"labels must be a non-empty integer tensor, got dtype {labels.dtype}")
+    n_classes = check_int(n_classes, "n_classes", low=2)
+    labels = _check_labels(labels, "labels")
     if labels.min() < 0 or labels.max() >= n_classes:
         raise ValueError(f"labels must lie in [0, {n_classes - 1}], got range [{int(labels.min())}, {int(labels.max())}]")
     eye = torch.eye(n_classes, dtype=torch.float64)
@@ -38,6 +43,25 @@ def spec_matrix(labels: Any, n_classes: int) -> torch.Tensor:
         others = [j for j in range(n_classes) if j != y]
         rows.append(eye[y].unsqueeze(0) - eye[others])
     return torch.stack(rows)
+
+
+def _check_labels(labels: Any, name: str) -> torch.Tensor:
+    """A non-empty 1-D integer tensor (integral floats accepted), raising errors that name ``name``."""
+    if isinstance(labels, (str, bytes)):
+        raise TypeError(f"{name} must be integer labels, got {labels!r:.60}")
+    try:
+        t = torch.as_tensor(labels)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise TypeError(f"{name} must be integer labels, could not convert them: {exc}") from None
+    if t.dim() != 1 or t.numel() == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D tensor of labels, got shape {tuple(t.shape)}")
+    if t.dtype.is_floating_point:
+        if not torch.isfinite(t).all() or not torch.equal(t, t.round()):
+            raise ValueError(f"{name} must hold integer labels, got non-integral or non-finite values")
+        t = t.long()
+    elif t.dtype == torch.bool or t.dtype.is_complex:
+        raise TypeError(f"{name} must hold integer labels, got dtype {t.dtype}")
+    return t
 
 
 class _Problem:
@@ -130,7 +154,7 @@ def _all_bounds(P: _Problem, CW: torch.Tensor, Cb: torch.Tensor, params: dict, f
 
 
 def _check_eps(eps: Any, B: int) -> torch.Tensor:
-    e = torch.as_tensor(eps, dtype=torch.float64).flatten()
+    e = check_tensor(eps, "eps", ndim=(0, 1), low=0.0).flatten()
     if e.numel() == 1:
         e = e.expand(B).clone()
     if e.numel() != B:
@@ -143,12 +167,15 @@ def _check_eps(eps: Any, B: int) -> torch.Tensor:
 def _check_spec(C: Any, B: int, q: int) -> torch.Tensor:
     if C is None:
         return torch.eye(q, dtype=torch.float64).unsqueeze(0).expand(B, -1, -1)
-    C = torch.as_tensor(C)
-    if not C.dtype.is_floating_point and C.dim() == 1:
-        if C.numel() != B:
-            raise ValueError(f"labels must have one entry per input ({B}), got {C.numel()}")
-        return spec_matrix(C, q)
-    C = C.to(torch.float64)
+    if isinstance(C, (str, bytes)):
+        raise TypeError(f"C must be labels or a specification tensor, got {C!r:.60}")
+    Ct = torch.as_tensor(C) if not isinstance(C, torch.Tensor) else C
+    if Ct.dim() == 1:  # labels
+        labels = _check_labels(Ct, "C (labels)")
+        if labels.numel() != B:
+            raise ValueError(f"C (labels) must have one entry per input ({B}), got {labels.numel()}")
+        return spec_matrix(labels, q)
+    C = check_tensor(Ct, "C", ndim=(2, 3))
     if C.dim() == 2:
         C = C.unsqueeze(0).expand(B, -1, -1)
     if C.dim() != 3 or C.shape[0] != B or C.shape[2] != q:
@@ -196,12 +223,13 @@ def compute_bounds(net: BoundedNet, x: Any, eps: Any, C: Any = None, method: str
     """
     if not isinstance(net, BoundedNet):
         raise TypeError(f"net must be a BoundedNet, got {type(net).__name__}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS + ('lipnaive',)}, got {method!r}")
-    if lambda_mode not in ("adam", "exact"):
-        raise ValueError(f"lambda_mode must be 'adam' or 'exact', got {lambda_mode!r}")
-    if not isinstance(iters, int) or iters < 0:
-        raise ValueError(f"iters must be an int >= 0, got {iters!r}")
+    check_option(method, "method", METHODS)
+    check_option(lambda_mode, "lambda_mode", ("adam", "exact"))
+    iters = check_int(iters, "iters", low=0)
+    lr_alpha = check_positive(lr_alpha, "lr_alpha")
+    lr_lambda = check_positive(lr_lambda, "lr_lambda")
+    decay = check_real(decay, "decay", low=0.0, high=1.0, low_open=True)
+    optimize_from_layer = check_int(optimize_from_layer, "optimize_from_layer", low=1)
     t0 = time.perf_counter()
     x = net.flatten_input(x)
     B = x.shape[0]
@@ -217,7 +245,7 @@ def compute_bounds(net: BoundedNet, x: Any, eps: Any, C: Any = None, method: str
     if intermediate_bounds is not None:
         if len(intermediate_bounds) != n_relu:
             raise ValueError(f"intermediate_bounds needs {n_relu} (lower, upper) pairs, got {len(intermediate_bounds)}")
-        fixed = {m: (torch.as_tensor(lo, dtype=torch.float64), torch.as_tensor(up, dtype=torch.float64))
+        fixed = {m: (check_tensor(lo, "intermediate_bounds", ndim=2), check_tensor(up, "intermediate_bounds", ndim=2))
                  for m, (lo, up) in enumerate(intermediate_bounds) if m >= 1}
     empty: dict = {"alpha": {}, "lam": {}}
     with torch.no_grad():

@@ -10,6 +10,8 @@ from typing import Any
 
 import torch
 
+from icml25.core.validation import check_option
+
 from .network import BoundedNet
 from .propagation import METHODS, _check_eps, compute_bounds, spec_matrix
 
@@ -22,6 +24,8 @@ def as_bounded(model: Any, input_shape: Any = None) -> BoundedNet:
         return model
     if input_shape is None:
         raise ValueError("input_shape is required when model is not a BoundedNet")
+    if not isinstance(input_shape, (tuple, list)):
+        raise TypeError(f"input_shape must be a tuple of ints, got {input_shape!r}")
     return BoundedNet(model, input_shape)
 
 
@@ -29,6 +33,8 @@ def lipnaive_bounds(net: BoundedNet, x: Any, eps: Any, C: Any) -> torch.Tensor:
     """LipNaive margins ``cᵀf(x̂) − ρ ‖cᵀW⁽ᴺ⁾‖₂ Π_{k<N} ‖W⁽ᵏ⁾‖₂`` (Table 1 baseline); shape ``[B, m]``."""
     from .propagation import _check_spec
 
+    if not isinstance(net, BoundedNet):
+        raise TypeError(f"net must be a BoundedNet, got {type(net).__name__}")
     x = net.flatten_input(x)
     B = x.shape[0]
     e = _check_eps(eps, B)
@@ -65,11 +71,17 @@ def verify(model: Any, X: Any, y: Any, eps: Any, method: str = "sdp-crown", inpu
     dict
         ``verified`` bool [B], ``margins`` float64 [B, q−1] (certified lower bounds), ``clean_correct`` bool [B].
     """
+    from .propagation import _check_labels
+
+    check_option(method, "method", METHODS + ("lipnaive",))
     net = as_bounded(model, input_shape)
-    x = net.flatten_input(X)
-    labels = torch.as_tensor(y).flatten()
+    x = net.flatten_input(X, "X")
+    labels = _check_labels(y, "y")
     if labels.numel() != x.shape[0]:
         raise ValueError(f"y must have one label per input ({x.shape[0]}), got {labels.numel()}")
+    if labels.min() < 0 or labels.max() >= net.n_classes:
+        raise ValueError(f"y must hold labels in [0, {net.n_classes - 1}], got range [{int(labels.min())}, "
+                         f"{int(labels.max())}]")
     C = spec_matrix(labels, net.n_classes)
     with torch.no_grad():
         correct = net.forward(x).argmax(1) == labels

@@ -1,0 +1,98 @@
+"""The reproduction's code paths: the full config's branches at tiny sizes, config validation, the stub."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from icml25.core import Scale
+from icml25.core.testing import requires
+
+pytestmark = requires("torch", "cvxpy", "scipy", "sklearn")
+
+
+def _tiny_full():
+    from icml25.sdp_crown.reproduce import Config
+
+    # every branch the default full config takes (ConvSmall, full-SDP oracle, the ≥ 100-image claims), at tiny sizes
+    return dataclasses.replace(Config.full(), n_draws=5, n_points=50, mlp_images=3, mlp_iters=1, pgd_steps=2,
+                               pgd_restarts=0, sweep_images=1, sweep_iters=1, sweep_radii=(0.5, 1.0),
+                               conv_images=2, conv_iters=1, tight_images=1, tight_iters=1, tight_hidden=(4, 4),
+                               tight_sdp=1)
+
+
+def _tiny_convnet():
+    """A seeded ConvSmall look-alike (conv, conv, fc, fc on 28×28) small enough for a unit test."""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(1, 2, 4, 4, 0), nn.ReLU(), nn.Conv2d(2, 2, 3, 2, 1), nn.ReLU(), nn.Flatten(),
+                         nn.Linear(32, 8), nn.ReLU(), nn.Linear(8, 10)).eval()
+
+
+def test_full_config_code_path_runs_at_tiny_size(tmp_path, monkeypatch) -> None:
+    """Regression for issue 20: the default full run crashed in the ConvSmall branch the quick run never takes.
+
+    The shipped ConvSmall is swapped for a tiny conv net of the same layer types (its SDP-CROWN bounds take minutes
+    per image); everything else is the full config's code, at tiny sizes.
+    """
+    import torch
+
+    from icml25.sdp_crown import models
+    from icml25.sdp_crown.reproduce import Config, reproduce
+
+    real = models.load_model
+    monkeypatch.setattr(models, "load_model", lambda name, path=None: _tiny_convnet() if name == "mnist_convsmall"
+                        else real(name, path))
+
+    full = Config.full()
+    assert full.conv_images > 0 and full.tight_sdp > 0  # the branches exercised below are those of the full run
+    torch.set_num_threads(1)
+    rep = reproduce(scale=Scale.FULL, seed=0, out=tmp_path, config=_tiny_full())
+    ids = {c.id for c in rep.claims}
+    assert {"mlp_sdp_acc", "mlp_alpha_acc", "mlp_sdp_minus_alpha", "conv_sdp", "conv_alpha", "conv_sound",
+            "sweep_vs_alpha", "tight_sound"} <= ids
+    assert "mnist_convsmall" in rep.tables
+    assert any(r["sdp_full"] == r["sdp_full"] for r in rep.tables["tightness_instances"])  # the SDP was solved
+    # soundness holds at any size
+    assert all(c.held for c in rep.claims if c.id in ("mlp_sound", "conv_sound", "tight_sound"))
+
+
+@pytest.mark.parametrize(("field", "value"), [("mlp_images", 0), ("mlp_images", 201), ("n_draws", 2.5),
+                                              ("mlp_radius", float("nan")), ("conv_radius", -1.0),
+                                              ("pgd_steps", -1), ("sweep_radii", (1.0, 0.5)),
+                                              ("tight_hidden", ()), ("conv_images", "3")])
+def test_config_rejects_bad_fields(field: str, value) -> None:
+    from icml25.sdp_crown.reproduce import Config
+
+    with pytest.raises((ValueError, TypeError), match=field):
+        Config(**{field: value})
+
+
+def test_presets_are_valid() -> None:
+    from icml25.sdp_crown.reproduce import Config
+
+    assert Config.quick() != Config.full()
+
+
+def test_bad_inputs_name_the_argument() -> None:
+    """Issue 19: NaN, strings and wrong shapes are rejected before any work, naming the argument."""
+    import torch
+
+    from icml25.sdp_crown import BoundedNet, compute_bounds, sdp_offset, spec_matrix
+
+    net = BoundedNet([(torch.eye(2), torch.zeros(2))], (2,))
+    x = torch.tensor([[1.0, 0.0]])
+    with pytest.raises(ValueError, match="x must be finite"):
+        compute_bounds(net, torch.tensor([[float("nan"), 0.0]]), 0.5, torch.tensor([0]))
+    with pytest.raises(TypeError, match="eps"):
+        compute_bounds(net, x, "0.5", torch.tensor([0]))
+    with pytest.raises(ValueError, match="lr_alpha"):
+        compute_bounds(net, x, 0.5, torch.tensor([0]), lr_alpha=float("nan"))
+    with pytest.raises(ValueError, match="n_classes"):
+        spec_matrix(torch.tensor([0]), 0)
+    c = torch.ones(1, 1, 2, dtype=torch.float64)
+    with pytest.raises(ValueError, match="lam must be > 0"):
+        sdp_offset(c, c, torch.zeros(1, 2), torch.ones(1), torch.zeros(1, 1))
