@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.validation import check_positive  # noqa: F401  (re-exported: the shared check)
+
 
 def check_leaf_probs(leaf_probs: Any, n_leaves: int, atol: float = 1e-6, name: str = "leaf_probs") -> np.ndarray:
     """Return ``leaf_probs`` as a float64 array of shape (n_samples, n_leaves) after checking it.
@@ -33,17 +35,6 @@ def check_leaf_probs(leaf_probs: Any, n_leaves: int, atol: float = 1e-6, name: s
         raise ValueError(f"{name} rows must sum to 1 (within {atol:g}); row {i} sums to {sums[i]:.6g} "
                          f"({int(bad.sum())} bad rows)")
     return np.clip(P, 0.0, None)
-
-
-def check_positive(value: Any, name: str) -> float:
-    """``value`` as a positive finite float, else ValueError naming ``name``."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a positive number, got {value!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive number (> 0), got {value!r}")
-    return v
 
 
 def check_indicator(y_pred: Any, n_nodes: int, name: str = "y_pred") -> np.ndarray:
