@@ -111,7 +111,7 @@ CASES: list[BadInputCase] = [
     BadInputCase("pruning_constants", lambda: {"C": _node_cost(), "h": _h(), "kind": "strict"},
                  {"C": ARRAY, "kind": TEXT}),
     BadInputCase("reasonableness", lambda: {"C": _node_cost(), "h": _h()}, {"C": ARRAY}),
-    BadInputCase("surviving_candidates", lambda: {"node_probs": _h().node_probs(_P()), "h": _h(),
+    BadInputCase("surviving_candidates", lambda: {"node_probs": np.ascontiguousarray(_h().node_probs(_P())), "h": _h(),
                                                   "consts": _consts()}, {"node_probs": ARRAY}),
     BadInputCase("argmax_leaf_heuristic", lambda: {"leaf_probs": _P(), "hierarchy": _h()}, {"leaf_probs": ARRAY}),
     BadInputCase("top_down_greedy", lambda: {"leaf_probs": _P(), "hierarchy": _h()}, {"leaf_probs": ARRAY}),

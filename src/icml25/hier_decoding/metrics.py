@@ -84,6 +84,8 @@ class HierarchicalMetric(ABC):
         return self._score_matrix(self.hierarchy.indicator(nodes).astype(np.float64))
 
     def _check_nodes(self, nodes: np.ndarray) -> np.ndarray:
+        if nodes.size == 0:
+            raise ValueError("y_pred must hold at least one prediction, got an empty array")
         if nodes.size and (nodes.min() < 0 or nodes.max() >= self.hierarchy.n_nodes):
             raise ValueError(f"y_pred node indices must be in 0..{self.hierarchy.n_nodes - 1}")
         return nodes

@@ -97,7 +97,13 @@ def simulate(algo: Any, stream: Any, loss_grad: Callable[[Any, Any], Any], init:
     for i in range(n_iter):
         t0 = time.perf_counter()
         samples = data[:, i % t_len]
-        egrads = loss_grad(points, samples)
+        try:
+            egrads = loss_grad(points, samples)
+        except (ValueError, TypeError) as exc:
+            if i:  # the samples passed the first call: not a problem of the stream's shape
+                raise
+            raise type(exc)(f"stream: loss_grad rejected the first samples stream[:, 0] of shape {samples.shape} "
+                            f"(stream has shape {data.shape}): {exc}") from exc
         if not all(np.all(np.isfinite(g)) for g in _tree.tree_leaves(egrads)):
             raise ValueError(f"loss_grad returned NaN or inf at iteration {i + 1} (sample {i % t_len} of the stream); "
                              "the estimates would all become NaN")
