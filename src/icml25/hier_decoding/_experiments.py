@@ -13,7 +13,7 @@ from icml25.core.progress import progress
 from ._softmax_regression import fit_softmax_regression, fit_temperature, softmax_logits, softmax_probs
 from .decision_rules import node_cost_argmin
 from .decoding import exhaustive_decode, get_metric
-from .heuristics import HEURISTICS
+from .heuristics import HEURISTICS, argmax_leaf_heuristic
 from .hf_subset_decoding import hf_beta_subset
 from .hierarchy import Hierarchy
 from .imclef import load_imclef
@@ -32,9 +32,17 @@ def load_tree(name: str) -> Hierarchy:
     return Hierarchy.from_json(resolve_data("hier_decoding", f"{name}_hierarchy.json"))
 
 
+def _decode(met: Any, P: np.ndarray, stub: bool) -> np.ndarray:
+    """The metric's optimal decoder, or (``stub``) the naive baseline that replaces it: argmax leaf."""
+    return argmax_leaf_heuristic(P, met.hierarchy) if stub else met.decode(P)
+
+
 # ----------------------------------------------------------------------------------------------- Q1 exactness
-def exactness_check(n_trees: int, max_nodes: int, n_dists: int, seed: int) -> dict[str, Any]:
-    """Decoders vs exhaustive search on random trees (3..max_nodes nodes), leaf probabilities ~ Dirichlet(0.3)."""
+def exactness_check(n_trees: int, max_nodes: int, n_dists: int, seed: int, stub: bool = False) -> dict[str, Any]:
+    """Decoders vs exhaustive search on random trees (3..max_nodes nodes), leaf probabilities ~ Dirichlet(0.3).
+
+    ``stub`` replaces every optimal decoder (and the pruned D3) by argmax leaf: the naive baseline of the stub.
+    """
     rng = np.random.default_rng(seed)
     worst = 0.0
     rows: dict[str, dict[str, float]] = {}
@@ -51,35 +59,39 @@ def exactness_check(n_trees: int, max_nodes: int, n_dists: int, seed: int) -> di
             if met.name == "accuracy":
                 space = "subsets"  # the argmax leaf is optimal even among all node subsets
             _, best = exhaustive_decode(P, met, space)
-            got = met.expected_score(P, met.decode(P), average=False)
+            got = met.expected_score(P, _decode(met, P, stub), average=False)
             gap = float(np.abs(got - best).max())
             worst = max(worst, gap)
             r = rows.setdefault(met.name, {"metric": met.name, "space": space, "max_abs_gap": 0.0, "cases": 0})
             r["max_abs_gap"] = max(r["max_abs_gap"], gap)
             r["cases"] += len(P)
             if isinstance(met, HFBeta):
-                stub = met.expected_score(P, HEURISTICS["H1 argmax leaf"](P, h), average=False)
-                stub_gap = max(stub_gap, float((best - stub).max()))
+                naive = met.expected_score(P, HEURISTICS["H1 argmax leaf"](P, h), average=False)
+                stub_gap = max(stub_gap, float((best - naive).max()))
         for met in (MistakeSeverity(h), WuPalmer(h), Zhao(h), NodeToLeafCost(h, weighted_path_cost(h, rng))):
             brute = node_cost_argmin(P, h, met.cost_matrix, pruning="none")
-            pruned = node_cost_argmin(P, h, met.cost_matrix, pruning="strict")
-            auto = node_cost_argmin(P, h, met.cost_matrix, pruning="auto")
+            if stub:
+                pruned = auto = np.argmax(P, axis=1)  # leaf ids are node ids (leaves are indexed first)
+            else:
+                pruned = node_cost_argmin(P, h, met.cost_matrix, pruning="strict")
+                auto = node_cost_argmin(P, h, met.cost_matrix, pruning="auto")
             prune_mismatch += int((brute != pruned).sum() + (brute != auto).sum())
     return {"max_abs_gap": worst, "prune_mismatches": prune_mismatch, "stub_gap": stub_gap,
             "rows": list(rows.values())}
 
 
 # ----------------------------------------------------------------------------------------------- decoders compared
-def compare_decoders(P: np.ndarray, h: Hierarchy, metrics: tuple[str, ...] = METRICS, y: np.ndarray | None = None
-                     ) -> dict[str, dict[str, Any]]:
-    """Per metric: utilities (score, or −loss) of the optimal decoder and of H1–H7, expected and realised."""
+def compare_decoders(P: np.ndarray, h: Hierarchy, metrics: tuple[str, ...] = METRICS, y: np.ndarray | None = None,
+                     stub: bool = False) -> dict[str, dict[str, Any]]:
+    """Per metric: utilities (score, or −loss) of the optimal decoder (argmax leaf for ``stub``) and of H1–H7,
+    expected and realised."""
     heur_ind = {name: f(P, h) for name, f in HEURISTICS.items()}
     heur = {name: h.indicator_to_node(Y) for name, Y in heur_ind.items()}  # node ids: fast score matrices
     out: dict[str, dict[str, Any]] = {}
     for m in metrics:
         met = get_metric(m, h)
         sign = 1.0 if met.greater_is_better else -1.0
-        opt = met.decode(P)
+        opt = _decode(met, P, stub)
         if met.prediction_space != "subset":
             opt = h.indicator_to_node(opt)
         preds = {"optimal": opt, **heur}
@@ -107,7 +119,7 @@ def best_heuristic(res: dict[str, Any], key: str = "expected", exclude_coincidin
     return max(cands, key=lambda k: float(np.mean(res[key][k])))
 
 
-def synthetic_study(h: Hierarchy, n_samples: int, blurs: tuple[float, ...], seeds: list[int]
+def synthetic_study(h: Hierarchy, n_samples: int, blurs: tuple[float, ...], seeds: list[int], stub: bool = False
                     ) -> dict[float, dict[str, dict[str, Any]]]:
     """Synthetic posteriors on a real tree (spec §5), decoders compared per blur level (samples of all seeds pooled)."""
     out: dict[float, dict[str, dict[str, Any]]] = {}
@@ -115,7 +127,7 @@ def synthetic_study(h: Hierarchy, n_samples: int, blurs: tuple[float, ...], seed
         parts = []
         for s in seeds:
             P, y, _ = synthetic_posteriors(h, n_samples, b, np.random.default_rng([s, int(10 * b)]))
-            parts.append(compare_decoders(P, h, METRICS, y))
+            parts.append(compare_decoders(P, h, METRICS, y, stub=stub))
         merged: dict[str, dict[str, Any]] = {}
         for m in METRICS:
             first = parts[0][m]
@@ -150,8 +162,20 @@ def paired_bootstrap_low(diff: np.ndarray, n_boot: int, rng: np.random.Generator
 
 
 # ----------------------------------------------------------------------------------------------- ImCLEF07A
+def top_label_ece(P: np.ndarray, y: np.ndarray, n_bins: int = 15) -> float:
+    """Expected calibration error of the top leaf: Σ_bins (n_b/n) |accuracy_b − mean confidence_b| (equal-width bins)."""
+    conf = P.max(axis=1)
+    correct = (P.argmax(axis=1) == y).astype(np.float64)
+    bins = np.minimum((conf * n_bins).astype(np.int64), n_bins - 1)
+    ece = 0.0
+    for b in np.unique(bins):
+        m = bins == b
+        ece += m.mean() * abs(correct[m].mean() - conf[m].mean())
+    return float(ece)
+
+
 def imclef_study(n_train: int, sigma: float, seed: int, C: float, noise_copies: int, temperature: bool,
-                 max_iter: int) -> dict[str, Any]:
+                 max_iter: int, stub: bool = False) -> dict[str, Any]:
     """Softmax regression on ImCLEF07A with train+test input noise σ, decoders compared on the test set."""
     rng = np.random.default_rng([seed, int(100 * sigma)])
     X, y, h = load_imclef("ImCLEF07A", "train")
@@ -171,9 +195,10 @@ def imclef_study(n_train: int, sigma: float, seed: int, C: float, noise_copies: 
         Xv = Xs[n_fit:] + sigma * rng.standard_normal(Xs[n_fit:].shape)
         T = fit_temperature(softmax_logits(W, Xv), y[n_fit:])
     P = softmax_probs(softmax_logits(W, Xts + sigma * rng.standard_normal(Xts.shape)), T)
-    res = compare_decoders(P, h, METRICS, yt)
+    res = compare_decoders(P, h, METRICS, yt, stub=stub)
     table = []
-    summary: dict[str, Any] = {"fit_s": fit_s, "temperature": T, "leaf_accuracy": float((P.argmax(1) == yt).mean())}
+    summary: dict[str, Any] = {"fit_s": fit_s, "temperature": T, "leaf_accuracy": float((P.argmax(1) == yt).mean()),
+                               "ece": top_label_ece(P, yt)}
     for m, r in res.items():
         sign = r["sign"]
         best = best_heuristic(r, "realized")
@@ -207,11 +232,11 @@ def timing(h: Hierarchy, n_hf: int, n_d3: int, seed: int) -> dict[str, float]:
 
 # ----------------------------------------------------------------------------------------------- F1 per tree
 def f1_tree(tree_name: str, n_samples: int, blurs: tuple[float, ...], seeds: list[int], n_boot: int,
-            boot_seed: int) -> dict[str, Any]:
+            boot_seed: int, stub: bool = False) -> dict[str, Any]:
     """F1 on one tree: realised-score bootstrap CIs vs the best non-coinciding heuristic, expected gains per blur."""
     tree = load_tree(tree_name)
     rng = np.random.default_rng(boot_seed)
-    res = synthetic_study(tree, n_samples, blurs, seeds)
+    res = synthetic_study(tree, n_samples, blurs, seeds, stub=stub)
     gains = {m: [expected_gain(res[b][m]) for b in blurs] for m in METRICS}
     rows, ci_fail, ci_cells = [], 0, 0
     for b in blurs:
@@ -235,7 +260,7 @@ def f1_tree(tree_name: str, n_samples: int, blurs: tuple[float, ...], seeds: lis
 
 
 def f2_runs(n_train: int, sigmas: tuple[float, ...], seeds: list[int], C: float, noise_copies: int,
-            temperature: bool, max_iter: int) -> list[dict[str, Any]]:
+            temperature: bool, max_iter: int, stub: bool = False) -> list[dict[str, Any]]:
     """Every (sigma, seed) ImCLEF07A run of F2, in order."""
-    return [imclef_study(n_train, sigma, s, C, noise_copies, temperature, max_iter) | {"sigma": sigma}
+    return [imclef_study(n_train, sigma, s, C, noise_copies, temperature, max_iter, stub) | {"sigma": sigma}
             for sigma in sigmas for s in seeds]

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.validation import check_positive  # noqa: F401  (re-exported: the shared check)
+
 
 def check_leaf_probs(leaf_probs: Any, n_leaves: int, atol: float = 1e-6, name: str = "leaf_probs") -> np.ndarray:
     """Return ``leaf_probs`` as a float64 array of shape (n_samples, n_leaves) after checking it.
@@ -22,6 +24,8 @@ def check_leaf_probs(leaf_probs: Any, n_leaves: int, atol: float = 1e-6, name: s
         P = P[None, :]
     if P.ndim != 2 or P.shape[1] != n_leaves:
         raise ValueError(f"{name} must have shape (n_samples, {n_leaves}) (one column per leaf), got shape {P.shape}")
+    if P.shape[0] == 0:
+        raise ValueError(f"{name} must hold at least one sample (row), got shape {P.shape}")
     if not np.isfinite(P).all():
         raise ValueError(f"{name} must be finite; got NaN or inf in {int((~np.isfinite(P)).sum())} entries")
     if P.size and P.min() < -atol:
@@ -35,17 +39,6 @@ def check_leaf_probs(leaf_probs: Any, n_leaves: int, atol: float = 1e-6, name: s
     return np.clip(P, 0.0, None)
 
 
-def check_positive(value: Any, name: str) -> float:
-    """``value`` as a positive finite float, else ValueError naming ``name``."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a positive number, got {value!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive number (> 0), got {value!r}")
-    return v
-
-
 def check_indicator(y_pred: Any, n_nodes: int, name: str = "y_pred") -> np.ndarray:
     """Return a prediction as a float 0/1 array (n_samples, n_nodes).
 
@@ -55,9 +48,9 @@ def check_indicator(y_pred: Any, n_nodes: int, name: str = "y_pred") -> np.ndarr
     Y = np.asarray(y_pred)
     if Y.ndim == 1 and Y.shape[0] == n_nodes and Y.dtype == bool:
         Y = Y[None, :]
-    if Y.ndim != 2 or Y.shape[1] != n_nodes:
-        raise ValueError(f"{name} must be an indicator matrix of shape (n_samples, {n_nodes}) or a 1-d array of "
-                         f"node indices, got shape {Y.shape}")
+    if Y.ndim != 2 or Y.shape[1] != n_nodes or Y.shape[0] == 0:
+        raise ValueError(f"{name} must be an indicator matrix of shape (n_samples, {n_nodes}) with n_samples >= 1 "
+                         f"or a 1-d array of node indices, got shape {Y.shape}")
     if Y.dtype != bool:
         if not np.isin(Y, (0, 1)).all():
             raise ValueError(f"{name} indicator entries must be 0 or 1")

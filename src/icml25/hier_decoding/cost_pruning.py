@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml25.core.validation import check_array
+
 from .hierarchy import Hierarchy
 
 __all__ = ["PruningConstants", "reasonableness", "pruning_constants", "surviving_candidates"]
@@ -98,6 +100,7 @@ def reasonableness(C: np.ndarray, h: Hierarchy, atol: float = 1e-12) -> str | No
     atol : float
         Margin for the strict inequalities / equalities.
     """
+    C = check_array(C, "C", shape=(h.n_nodes, h.n_leaves))
     nonroot, diff, inside = _deltas(C, h)
     if not (diff[inside] > atol).all():
         return None
@@ -130,9 +133,7 @@ def pruning_constants(C: np.ndarray, h: Hierarchy, kind: str = "strict", tol: fl
     tol : float, optional
         Tolerance of the inequalities (default ``1e-10 · max(1, max|C|)``).
     """
-    C = np.asarray(C, dtype=np.float64)
-    if C.shape != (h.n_nodes, h.n_leaves):
-        raise ValueError(f"C must have shape (n_nodes, n_leaves) = {(h.n_nodes, h.n_leaves)}, got {C.shape}")
+    C = check_array(C, "C", shape=(h.n_nodes, h.n_leaves))
     if kind not in ("strict", "soft"):
         raise ValueError(f"kind must be 'strict' or 'soft', got {kind!r}")
     nonroot, diff, inside = _deltas(C, h)
@@ -170,7 +171,7 @@ def surviving_candidates(node_probs: np.ndarray, h: Hierarchy, consts: PruningCo
 
     Every minimiser of the risk survives, so the argmin over survivors equals the brute-force argmin.
     """
-    pn = np.asarray(node_probs, dtype=np.float64)
+    pn = check_array(node_probs, "node_probs", shape=(None, h.n_nodes), low=-1e-9, high=1 + 1e-9)
     nonroot = np.flatnonzero(h.parent >= 0)
     p = pn[:, nonroot]
     ref = 1.0 if consts.kind == "strict" else pn[:, consts.top_ancestor[nonroot]]

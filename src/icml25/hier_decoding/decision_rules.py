@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.validation import check_array, check_int, check_probability
+
 from ._validation import check_leaf_probs
 from .cost_pruning import PruningConstants, pruning_constants, reasonableness, surviving_candidates
 from .hierarchy import Hierarchy
@@ -47,9 +49,7 @@ def leaf_cost_argmin(leaf_probs: Any, h: Hierarchy, C: Any) -> np.ndarray:
         ``C[l_pred, l_true]``.
     """
     P = check_leaf_probs(leaf_probs, h.n_leaves)
-    C = np.asarray(C, dtype=np.float64)
-    if C.shape != (h.n_leaves, h.n_leaves):
-        raise ValueError(f"C must have shape (n_leaves, n_leaves) = {(h.n_leaves, h.n_leaves)}, got {C.shape}")
+    C = check_array(C, "C", shape=(h.n_leaves, h.n_leaves))
     leaf_order = h.tie_order[h.tie_order < h.n_leaves]
     return _tie_argmin(P @ C.T, leaf_order)
 
@@ -72,11 +72,10 @@ def node_cost_argmin(leaf_probs: Any, h: Hierarchy, C: Any, pruning: str = "auto
         Memory budget (number of float64) of one gathered cost block.
     """
     P = check_leaf_probs(leaf_probs, h.n_leaves)
-    C = np.asarray(C, dtype=np.float64)
-    if C.shape != (h.n_nodes, h.n_leaves):
-        raise ValueError(f"C must have shape (n_nodes, n_leaves) = {(h.n_nodes, h.n_leaves)}, got {C.shape}")
+    C = check_array(C, "C", shape=(h.n_nodes, h.n_leaves))
     if pruning not in ("auto", "strict", "soft", "none"):
         raise ValueError(f"pruning must be one of 'auto', 'strict', 'soft', 'none', got {pruning!r}")
+    chunk_elements = check_int(chunk_elements, "chunk_elements", low=1)
     kind = reasonableness(C, h) if pruning == "auto" else (None if pruning == "none" else pruning)
     if kind is None:
         return _tie_argmin(P @ C.T, h.tie_order)  # Eq. D3, brute force
@@ -137,6 +136,7 @@ def deepest_above_half(leaf_probs: Any, h: Hierarchy, threshold: float = 0.5) ->
     threshold : float
         0.5 for the optimal rules; other values give the confidence-threshold family.
     """
+    threshold = check_probability(threshold, "threshold")
     pn = h.node_probs(leaf_probs)
     above = pn > threshold
     above[:, h.root] = True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
 import numpy as np
@@ -11,6 +13,8 @@ from .hierarchy import Hierarchy
 from .metrics import Accuracy, Hamming, HFBeta, HierarchicalMetric, MistakeSeverity, WuPalmer, Zhao
 
 __all__ = ["METRIC_NAMES", "get_metric", "decode", "decode_logits", "exhaustive_decode", "all_subsets"]
+
+_HF_NAME = re.compile(r"hf(?:[_\- ]?beta)?[_\- =]?((?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?)?")
 
 #: metric names understood by :func:`get_metric`
 METRIC_NAMES = ("accuracy", "hamming", "hf_0.5", "hf_1", "hf_2", "mistake_severity", "wu_palmer", "zhao")
@@ -24,6 +28,21 @@ def get_metric(metric: str | HierarchicalMetric, hierarchy: Hierarchy) -> Hierar
     metric : str or HierarchicalMetric
     hierarchy : Hierarchy
         The metric object must have been built on this hierarchy.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or an hF name whose β is not a positive number (``"hf_-2"``, ``"hf_0"``).
+
+    Examples
+    --------
+    >>> h = Hierarchy.from_paths(["a/x", "a/y", "b"])
+    >>> get_metric("hf_2", h).beta, get_metric("hf-0.5", h).beta, get_metric("hf", h).beta
+    (2.0, 0.5, 1.0)
+    >>> get_metric("hf_-2", h)
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown metric 'hf_-2'; expected one of ...
     """
     if isinstance(metric, HierarchicalMetric):
         if metric.hierarchy is not hierarchy and metric.hierarchy.to_dict() != hierarchy.to_dict():
@@ -31,20 +50,22 @@ def get_metric(metric: str | HierarchicalMetric, hierarchy: Hierarchy) -> Hierar
         return metric
     if not isinstance(metric, str):
         raise TypeError(f"metric must be a metric name or a HierarchicalMetric, got {type(metric).__name__}")
-    key = metric.lower().replace("-", "_").replace(" ", "_")
+    if not isinstance(hierarchy, Hierarchy):
+        raise TypeError(f"hierarchy must be a Hierarchy, got {type(hierarchy).__name__}")
+    key = metric.strip().lower()
     simple = {"accuracy": Accuracy, "hamming": Hamming, "mistake_severity": MistakeSeverity,
               "wu_palmer": WuPalmer, "zhao": Zhao}
-    if key in simple:
-        return simple[key](hierarchy)
-    if key.startswith("hf"):
-        try:
-            beta = float(key[2:].lstrip("_").replace("beta", "").lstrip("_=") or "1")
-        except ValueError:
-            beta = float("nan")
-        if beta > 0:
-            return HFBeta(hierarchy, beta)
-    raise ValueError(f"unknown metric {metric!r}; expected one of {', '.join(METRIC_NAMES)} (or 'hf_<beta>'), "
-                     "or a HierarchicalMetric object")
+    if key.replace("-", "_").replace(" ", "_") in simple:
+        return simple[key.replace("-", "_").replace(" ", "_")](hierarchy)
+    # hF_β: "hf", "hf_2", "hf-2", "hf 0.5", "hf_beta=2"; one separator, then an unsigned number (β > 0)
+    match = _HF_NAME.fullmatch(key)
+    if match:
+        beta = float(match.group(1)) if match.group(1) else 1.0
+        if not (math.isfinite(beta) and beta > 0):
+            raise ValueError(f"metric {metric!r}: hF_β needs β > 0, got β = {beta:g}")
+        return HFBeta(hierarchy, beta)
+    raise ValueError(f"unknown metric {metric!r}; expected one of {', '.join(METRIC_NAMES)} (or 'hf_<beta>' "
+                     "with beta > 0), or a HierarchicalMetric object")
 
 
 def decode(leaf_probs: Any, hierarchy: Hierarchy, metric: str | HierarchicalMetric = "hf_1") -> np.ndarray:
@@ -75,8 +96,9 @@ def decode(leaf_probs: Any, hierarchy: Hierarchy, metric: str | HierarchicalMetr
 
 def all_subsets(n_nodes: int) -> np.ndarray:
     """Every subset of ``n_nodes`` nodes as a (2^n_nodes, n_nodes) bool matrix (n_nodes ≤ 20)."""
-    if not 0 < n_nodes <= 20:
-        raise ValueError(f"n_nodes must be in 1..20 for exhaustive enumeration, got {n_nodes}")
+    from icml25.core.validation import check_int
+
+    n_nodes = check_int(n_nodes, "n_nodes", low=1, high=20)  # 2^n_nodes subsets
     codes = np.arange(2**n_nodes, dtype=np.int64)
     return ((codes[:, None] >> np.arange(n_nodes)[None, :]) & 1).astype(bool)
 
@@ -132,10 +154,14 @@ def decode_logits(logits: Any, hierarchy: Hierarchy, metric: str | HierarchicalM
     from ._validation import check_positive
 
     temperature = check_positive(temperature, "temperature")
+    from icml25.core.validation import check_array
+
+    if not isinstance(hierarchy, Hierarchy):
+        raise TypeError(f"hierarchy must be a Hierarchy, got {type(hierarchy).__name__}")
     is_torch = hasattr(logits, "detach") and hasattr(logits, "cpu")
-    z = np.asarray(logits.detach().cpu().double().numpy() if is_torch else logits, dtype=np.float64)
-    if z.ndim != 2 or z.shape[1] != hierarchy.n_leaves:
-        raise ValueError(f"logits must have shape (n_samples, {hierarchy.n_leaves}), got {z.shape}")
+    z = check_array(logits.detach().cpu().double().numpy() if is_torch else logits, "logits",
+                    shape=(None, hierarchy.n_leaves))
+    get_metric(metric, hierarchy)  # a bad metric name fails before any work
     z = z / temperature
     z -= z.max(axis=1, keepdims=True)
     P = np.exp(z)

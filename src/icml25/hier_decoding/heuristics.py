@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.validation import check_probability, check_real
+
 from ._validation import check_leaf_probs
 from .hierarchy import Hierarchy
 
@@ -67,6 +69,7 @@ def top_down_greedy(leaf_probs: Any, hierarchy: Hierarchy) -> np.ndarray:
 
 def confidence_threshold(leaf_probs: Any, hierarchy: Hierarchy, tau: float = 0.5) -> np.ndarray:
     """H3 (Valmadre 2022): among nodes with ``p(n) ≥ τ``, the most specific (largest IC, then deepest)."""
+    tau = check_probability(tau, "tau")
     pn = hierarchy.node_probs(leaf_probs)
     ok = pn >= tau
     ok[:, hierarchy.root] = True
@@ -76,6 +79,7 @@ def confidence_threshold(leaf_probs: Any, hierarchy: Hierarchy, tau: float = 0.5
 
 def expected_information(leaf_probs: Any, hierarchy: Hierarchy, lam: float = 0.0) -> np.ndarray:
     """H4 (Deng et al. 2012, hedging with λ): ``argmax_n p(n) (IC(n) + λ)``."""
+    lam = check_real(lam, "lam")
     pn = hierarchy.node_probs(leaf_probs)
     val = pn * (hierarchy.ic[None, :] + lam)
     order = hierarchy.tie_order

@@ -135,8 +135,11 @@ def hf_beta_subset(leaf_probs: Any, h: Hierarchy, beta: float = 1.0, include_roo
         Ties between set sizes go to the smallest ``k``; ties inside the top-``k`` to shallower nodes, so the set
         is ancestor-closed.
     """
+    from icml25.core.validation import check_int
+
     beta = check_positive(beta, "beta")
     P = check_leaf_probs(leaf_probs, h.n_leaves)
+    chunk_elements = check_int(chunk_elements, "chunk_elements", low=1)
     pn = h._node_probs_unchecked(P)
     solver = _Solver(h, beta, include_root, chunk_elements)
     root_col = np.zeros(h.n_nodes, dtype=bool)

@@ -33,6 +33,12 @@ def read_hierarchical_arff(path: str | Path) -> tuple[np.ndarray, list[str], lis
     (X, labels, node_paths) : ndarray (n_rows, n_features) float, list of str (deepest label path per row),
         list of str (declared node paths, deduplicated in order)
     """
+    import os
+
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a path (str or os.PathLike), got {type(path).__name__}")
+    if not str(path).strip():
+        raise ValueError("path must name a file, got an empty string")
     lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
     n_num = 0
     node_paths: list[str] | None = None
@@ -88,6 +94,12 @@ def load_imclef(name: str = "ImCLEF07A", split: str = "train", path: str | Path 
     (X, y, hierarchy) : ndarray (n, 80), ndarray of int (n,), Hierarchy
         ``y`` are leaf indices of ``hierarchy``; leaves are numbered in depth-first order of the header.
     """
+    from icml25.core.validation import check_option
+
+    if path is None:  # the shipped copy, or a copy in the data cache
+        check_option(name, "name", ("ImCLEF07A", "ImCLEF07D"))
+    elif not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string, got {name!r}")
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
     fname = f"{name}_{split.capitalize()}.arff"

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.validation import check_array
+
 from ._validation import check_indicator, check_leaf_probs, check_positive
 from .cost_pruning import PruningConstants, pruning_constants, reasonableness
 from .decision_rules import (
@@ -82,6 +84,8 @@ class HierarchicalMetric(ABC):
         return self._score_matrix(self.hierarchy.indicator(nodes).astype(np.float64))
 
     def _check_nodes(self, nodes: np.ndarray) -> np.ndarray:
+        if nodes.size == 0:
+            raise ValueError("y_pred must hold at least one prediction, got an empty array")
         if nodes.size and (nodes.min() < 0 or nodes.max() >= self.hierarchy.n_nodes):
             raise ValueError(f"y_pred node indices must be in 0..{self.hierarchy.n_nodes - 1}")
         return nodes
@@ -259,12 +263,7 @@ class NodeToLeafCost(HierarchicalMetric):
 
     def __init__(self, hierarchy: Hierarchy, C: Any, pruning: str = "auto"):
         super().__init__(hierarchy)
-        C = np.asarray(C, dtype=np.float64)
-        if C.shape != (hierarchy.n_nodes, hierarchy.n_leaves):
-            raise ValueError(f"C must have shape (n_nodes, n_leaves) = {(hierarchy.n_nodes, hierarchy.n_leaves)}, "
-                             f"got {C.shape}")
-        if not np.isfinite(C).all():
-            raise ValueError("C must be finite")
+        C = check_array(C, "C", shape=(hierarchy.n_nodes, hierarchy.n_leaves))
         if pruning not in ("auto", "strict", "soft", "none"):
             raise ValueError(f"pruning must be one of 'auto', 'strict', 'soft', 'none', got {pruning!r}")
         self.cost_matrix = C
@@ -368,11 +367,7 @@ class LeafToLeafCost(HierarchicalMetric):
 
     def __init__(self, hierarchy: Hierarchy, C: Any):
         super().__init__(hierarchy)
-        C = np.asarray(C, dtype=np.float64)
-        if C.shape != (hierarchy.n_leaves, hierarchy.n_leaves):
-            raise ValueError(f"C must have shape (n_leaves, n_leaves) = {(hierarchy.n_leaves,) * 2}, got {C.shape}")
-        if not np.isfinite(C).all():
-            raise ValueError("C must be finite")
+        C = check_array(C, "C", shape=(hierarchy.n_leaves, hierarchy.n_leaves))
         self.cost_matrix = C
 
     def _score_matrix(self, Y: np.ndarray) -> np.ndarray:

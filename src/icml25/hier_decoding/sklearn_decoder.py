@@ -6,13 +6,27 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.utils.validation import check_is_fitted
+
+from icml25.core.validation import check_array, check_fitted
 
 from .decoding import get_metric
 from .hierarchy import Hierarchy
 from .metrics import HierarchicalMetric
 
 __all__ = ["HierarchicalDecoder"]
+
+
+def _check_X(X: Any) -> Any:
+    """Reject a scalar/string ``X`` and, for numeric array-likes, NaN/inf and non-2-d shapes; returns ``X`` as given
+    (so that DataFrames, sparse matrices or text reach the wrapped estimator unchanged)."""
+    if isinstance(X, (str, bytes)):
+        raise TypeError(f"X must be array-like of shape (n_samples, n_features), got {type(X).__name__}")
+    if hasattr(X, "toarray") or hasattr(X, "iloc"):  # sparse matrix / DataFrame: the estimator checks it
+        return X
+    arr = np.asarray(X)
+    if arr.dtype.kind in "biuf":
+        check_array(arr, "X", ndim=2, dtype=None)
+    return X
 
 
 class HierarchicalDecoder(MetaEstimatorMixin, BaseEstimator):
@@ -64,6 +78,7 @@ class HierarchicalDecoder(MetaEstimatorMixin, BaseEstimator):
     def fit(self, X: Any, y: Any, **fit_params: Any) -> HierarchicalDecoder:
         """Fit the wrapped classifier on ``X`` and leaf labels ``y`` (names or leaf indices)."""
         self._check_setup()
+        X = _check_X(X)
         y_idx = self.hierarchy.leaf_indices(y)
         self.estimator_ = clone(self.estimator).fit(X, y_idx, **fit_params)
         self.classes_ = np.asarray(self.estimator_.classes_)
@@ -71,22 +86,28 @@ class HierarchicalDecoder(MetaEstimatorMixin, BaseEstimator):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Leaf probabilities (n_samples, n_leaves); leaves unseen in ``fit`` get probability 0."""
-        check_is_fitted(self, "estimator_")
-        proba = np.asarray(self.estimator_.predict_proba(X), dtype=np.float64)
+        check_fitted(self, ["estimator_", "metric_"])
+        proba = np.asarray(self.estimator_.predict_proba(_check_X(X)), dtype=np.float64)
         P = np.zeros((proba.shape[0], self.hierarchy.n_leaves))
         P[:, self.classes_.astype(np.int64)] = proba
         return P / P.sum(axis=1, keepdims=True)
 
     def predict(self, X: Any) -> np.ndarray:
-        """Optimal node-indicator matrix (n_samples, n_nodes) for the target metric."""
+        """Optimal node-indicator matrix (n_samples, n_nodes) for the target metric.
+
+        Raises scikit-learn's ``NotFittedError`` before ``fit``.
+        """
+        check_fitted(self, ["estimator_", "metric_"])
         return self.metric_.decode(self.predict_proba(X))
 
     def predict_nodes(self, X: Any) -> Any:
         """Node indices (n_samples,) for single-node metrics, or a list of node-index arrays for set metrics."""
+        check_fitted(self, ["estimator_", "metric_"])
         return self.metric_.decode_nodes(self.predict_proba(X))
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Mean target metric on ``(X, y)``; losses and costs are negated so that greater is better."""
+        check_fitted(self, ["estimator_", "metric_"])
         y_idx = self.hierarchy.leaf_indices(y)
         vals = self.metric_.score(y_idx, self.predict(X), average=False)
         value = float(np.average(vals, weights=sample_weight))

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from icml25.core.seeding import check_random_state
+from icml25.core.validation import check_int, check_positive, check_real
 
 from .hierarchy import Hierarchy
 
@@ -24,8 +25,9 @@ def random_tree(n_nodes: int, random_state: Any = None, max_children: int | None
     max_children : int, optional
         Cap on the number of children of a node.
     """
-    if not isinstance(n_nodes, (int, np.integer)) or n_nodes < 2:
-        raise ValueError(f"n_nodes must be an integer ≥ 2, got {n_nodes!r}")
+    n_nodes = check_int(n_nodes, "n_nodes", low=2)
+    if max_children is not None:
+        max_children = check_int(max_children, "max_children", low=1)
     rng = check_random_state(random_state)
     children: dict[int, list[int]] = {0: []}
     for i in range(1, int(n_nodes)):
@@ -48,8 +50,12 @@ def synthetic_posteriors(h: Hierarchy, n_samples: int, blur: float, random_state
     -------
     (P, y, l_star) : ndarray (n_samples, n_leaves), ndarray (n_samples,), ndarray (n_samples,)
     """
-    if blur < 0:
-        raise ValueError(f"blur must be ≥ 0, got {blur!r}")
+    if not isinstance(h, Hierarchy):
+        raise TypeError(f"h must be a Hierarchy, got {type(h).__name__}")
+    n_samples = check_int(n_samples, "n_samples", low=1)
+    blur = check_real(blur, "blur", low=0.0)
+    gamma0 = check_positive(gamma0, "gamma0")
+    sigma = check_real(sigma, "sigma", low=0.0)
     rng = check_random_state(random_state)
     L = h.n_leaves
     lca_depth = h.depth[h.lca_matrix()[:L]]  # (L, L), symmetric

@@ -23,18 +23,24 @@ def _rng(seed: int, *keys: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), *keys])
 
 
+def _diffusion(manifold: Any, a: np.ndarray, mu: float, alpha: float, stub: bool = False) -> Any:
+    """Riemannian diffusion (adapt then one-step combine), or for the ``stub`` its naive baseline: the same
+    adaptation with the combine step skipped, i.e. non-cooperative learning (spec §6)."""
+    return NonCooperative(manifold, mu) if stub else DiffusionAdaptation(manifold, a, mu, alpha)
+
+
 def _strategies(manifold: Any, a: np.ndarray, mu: float, alpha: float, beta: float, alpha_c: float,
-                mu_non: float | None = None) -> dict[str, Any]:
+                mu_non: float | None = None, stub: bool = False) -> dict[str, Any]:
     return {
         "non-cooperative": NonCooperative(manifold, mu if mu_non is None else mu_non),
         "DRSGD": DRSGD(manifold, a, beta, alpha_c),
-        "diffusion": DiffusionAdaptation(manifold, a, mu, alpha),
+        "diffusion": _diffusion(manifold, a, mu, alpha, stub),
         "centralized": Centralized(manifold, mu),
     }
 
 
 def pca_comparison(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, r: int, mu: float, alpha: float,
-                   beta: float, alpha_c: float) -> dict[str, Any]:
+                   beta: float, alpha_c: float, stub: bool = False) -> dict[str, Any]:
     """Fig. 2 replica: MSD curves (linear scale, averaged over runs) of the four strategies."""
     g = Grassmann(d, r)
     curves = {name: np.zeros(n_iter) for name in ALGOS}
@@ -43,15 +49,18 @@ def pca_comparison(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, r: 
         rng = _rng(seed, 1, run)
         stream, target = synthetic_pca_stream(a.shape[0], n_iter, d, r, rng=rng)
         init = g.random_point(rng)
-        for name, algo in _strategies(g, a, mu, alpha, beta, alpha_c).items():
+        for name, algo in _strategies(g, a, mu, alpha, beta, alpha_c, stub=stub).items():
             res = simulate(algo, stream, pca_loss_grad, init, metrics={"msd": lambda p, t=target: msd(g, p, t)})
             curves[name] += res.history["msd"] / runs
             max_err = max(max_err, float(np.max(g._point_error(res.points))))
     return {"curves": curves, "max_orthonormality_error": max_err}
 
 
-def consensus_only(a: np.ndarray, seed: int, steps: int, d: int, r: int, angle: float) -> dict[str, Any]:
-    """μ = 0, α = 1, agents start at small perturbations of one point: disagreement per iteration."""
+def consensus_only(a: np.ndarray, seed: int, steps: int, d: int, r: int, angle: float, stub: bool = False
+                   ) -> dict[str, Any]:
+    """μ = 0, α = 1, agents start at small perturbations of one point: disagreement per iteration.
+
+    ``stub``: no combine step (non-cooperative), the points never move."""
     g = Grassmann(d, r)
     rng = _rng(seed, 2)
     k = a.shape[0]
@@ -62,7 +71,7 @@ def consensus_only(a: np.ndarray, seed: int, steps: int, d: int, r: int, angle: 
     algo = DiffusionAdaptation(g, a, step_size=1.0, combine_step=1.0)
     values = [disagreement(g, points)]
     for _ in range(int(steps)):
-        points = algo.combine_points(points)
+        points = points if stub else algo.combine_points(points)
         values.append(disagreement(g, points))
     return {"disagreement": np.asarray(values), "max_orthonormality_error": float(np.max(g._point_error(points)))}
 
@@ -89,8 +98,10 @@ class _CountingGrassmann(Grassmann):
 
 
 def efficiency(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, r: int, mu: float, alpha: float,
-               frechet_iters: int) -> dict[str, Any]:
-    """Fig. 6 replica: one-step combine vs exact Fréchet mean (MSD curves and seconds per iteration)."""
+               frechet_iters: int, stub: bool = False) -> dict[str, Any]:
+    """Fig. 6 replica: one-step combine vs exact Fréchet mean (MSD curves and seconds per iteration).
+
+    ``stub``: the one-step combine is skipped (non-cooperative); the exact-Fréchet baseline is unchanged."""
     g = Grassmann(d, r)
     out = {"one_step": np.zeros(n_iter), "exact_frechet": np.zeros(n_iter)}
     secs = {"one_step": 0.0, "exact_frechet": 0.0}
@@ -101,8 +112,11 @@ def efficiency(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, r: int,
         init = g.random_point(rng)
         for combine in out:
             counted = _CountingGrassmann(d, r)
-            algo = DiffusionAdaptation(counted, a, mu, alpha if combine == "one_step" else 1.0, combine=combine,
-                                       frechet_iters=frechet_iters)
+            if stub and combine == "one_step":
+                algo = NonCooperative(counted, mu)
+            else:
+                algo = DiffusionAdaptation(counted, a, mu, alpha if combine == "one_step" else 1.0, combine=combine,
+                                           frechet_iters=frechet_iters)
             res = simulate(algo, stream, pca_loss_grad, init, metrics={"msd": lambda p, t=target: msd(g, p, t)})
             out[combine] += res.history["msd"] / runs
             secs[combine] += res.seconds_per_iter / runs
@@ -111,7 +125,7 @@ def efficiency(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, r: int,
 
 
 def step_size_study(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, r: int, step_sizes: tuple,
-                    alpha: float) -> dict[str, np.ndarray]:
+                    alpha: float, stub: bool = False) -> dict[str, np.ndarray]:
     """Fig. 8 replica: diffusion MSD curves for several adaptation step sizes."""
     g = Grassmann(d, r)
     curves = {float(m): np.zeros(n_iter) for m in step_sizes}
@@ -120,7 +134,7 @@ def step_size_study(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, r:
         stream, target = synthetic_pca_stream(a.shape[0], n_iter, d, r, rng=rng)
         init = g.random_point(rng)
         for m in curves:
-            res = simulate(DiffusionAdaptation(g, a, m, alpha), stream, pca_loss_grad, init,
+            res = simulate(_diffusion(g, a, m, alpha, stub), stream, pca_loss_grad, init,
                            metrics={"msd": lambda p, t=target: msd(g, p, t)})
             curves[m] += res.history["msd"] / runs
     return curves
@@ -128,7 +142,7 @@ def step_size_study(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, r:
 
 def gmm_comparison(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, n_components: int, mu: float,
                    alpha: float, beta: float, alpha_c: float, eval_every: int, eval_samples: int,
-                   alpha_extra: float | None = None) -> dict[str, Any]:
+                   alpha_extra: float | None = None, stub: bool = False) -> dict[str, Any]:
     """Fig. 4 replica: ALL* − ALL (linear, averaged over runs and agents) of the four strategies.
 
     With ``alpha_extra`` a fifth curve, diffusion with that combine step, is added (sensitivity to α).
@@ -147,9 +161,9 @@ def gmm_comparison(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, n_c
         stream = x.reshape(k, n_iter, d)
         sub = x[rng.choice(len(x), size=min(int(eval_samples), len(x)), replace=False)]
         best = float(average_log_likelihood(gmm_params_to_manifold(means, covs, weights), sub))
-        algos = _strategies(m, a, mu, alpha, beta, alpha_c)
+        algos = _strategies(m, a, mu, alpha, beta, alpha_c, stub=stub)
         if alpha_extra is not None:
-            algos[f"diffusion α={alpha_extra:g}"] = DiffusionAdaptation(m, a, mu, alpha_extra)
+            algos[f"diffusion α={alpha_extra:g}"] = _diffusion(m, a, mu, alpha_extra, stub)
         for name, algo in algos.items():
             res = simulate(algo, stream, gmm_loss_grad, init, record_every=eval_every,
                            metrics={"gap": lambda p, b=best, s=sub: b - float(np.mean(average_log_likelihood(p, s)))})
@@ -160,7 +174,7 @@ def gmm_comparison(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, n_c
 
 
 def digits_pca(a: np.ndarray, seed: int, passes: int, r: int, mu: float, alpha: float, beta: float,
-               alpha_c: float) -> dict[str, Any]:
+               alpha_c: float, stub: bool = False) -> dict[str, Any]:
     """PCA on scikit-learn's digits (1797 × 64, /16, centred) split over the agents and streamed ``passes`` times."""
     from icml25.core.optional import require
 
@@ -179,7 +193,7 @@ def digits_pca(a: np.ndarray, seed: int, passes: int, r: int, mu: float, alpha: 
     g = Grassmann(x.shape[1], r)
     init = g.random_point(rng)
     curves = {}
-    for name, algo in _strategies(g, a, mu, alpha, beta, alpha_c).items():
+    for name, algo in _strategies(g, a, mu, alpha, beta, alpha_c, stub=stub).items():
         res = simulate(algo, stream, pca_loss_grad, init, n_iter=passes * t_len, record_every=t_len,
                        metrics={"msd": lambda p, t=target: msd(g, p, t)})
         curves[name] = res.history["msd"]

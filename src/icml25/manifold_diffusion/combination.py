@@ -20,7 +20,9 @@ def _adjacency(graph: Any) -> np.ndarray:
             if u != v:
                 adj[index[u], index[v]] = adj[index[v], index[u]] = 1.0
         return adj
-    adj = np.asarray(graph, dtype=float)
+    from icml25.core.validation import check_array
+
+    adj = check_array(graph, "graph", ndim=2)
     if adj.ndim != 2 or adj.shape[0] != adj.shape[1]:
         raise ValueError(f"graph must be a networkx graph or a square adjacency array, got shape {adj.shape}")
     if not np.allclose(adj, adj.T):
@@ -74,27 +76,29 @@ def uniform_weights(graph: Any) -> np.ndarray:
     return adj / adj.sum(axis=0, keepdims=True)
 
 
-def check_combination_matrix(a: Any, graph: Any | None = None, tol: float = 1e-8) -> np.ndarray:
+def check_combination_matrix(a: Any, graph: Any | None = None, tol: float = 1e-8, name: str = "a") -> np.ndarray:
     """Validate a left-stochastic combination matrix and return it as a float array.
 
     Checks: square, finite, non-negative, columns summing to one (agent k's weights are column k), and, when
     ``graph`` is given, ``a_lk = 0`` for every non-neighbour pair.
+
+    ``name`` is the argument name used in error messages.
 
     Raises
     ------
     ValueError
         Naming the violated condition.
     """
-    a = np.asarray(a, dtype=float)
-    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] < 1:
-        raise ValueError(f"combination matrix A must be square (K, K), got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError("combination matrix A contains NaN or inf")
+    from icml25.core.validation import check_array
+
+    a = check_array(a, name, ndim=2)  # finite, numeric, 2-d
+    if a.shape[0] != a.shape[1]:
+        raise ValueError(f"{name} (combination matrix) must be square (K, K), got shape {a.shape}")
     if np.any(a < -tol):
-        raise ValueError(f"combination matrix A must be non-negative, min entry is {a.min():.3g}")
+        raise ValueError(f"{name} (combination matrix) must be non-negative, min entry is {a.min():.3g}")
     colsum = a.sum(axis=0)
     if np.max(np.abs(colsum - 1.0)) > 1e-6:
-        raise ValueError("combination matrix A must be left-stochastic (each column sums to 1; agent k uses "
+        raise ValueError(f"{name} (combination matrix) must be left-stochastic (each column sums to 1; agent k uses "
                          f"column k), column sums range over [{colsum.min():.6g}, {colsum.max():.6g}]")
     if graph is not None:
         adj = _adjacency(graph)
@@ -104,7 +108,7 @@ def check_combination_matrix(a: Any, graph: Any | None = None, tol: float = 1e-8
         bad = (allowed == 0) & (np.abs(a) > tol)
         if np.any(bad):
             l, k = np.argwhere(bad)[0]
-            raise ValueError(f"combination matrix A does not match the graph: a[{l}, {k}] = {a[l, k]:.3g} but "
+            raise ValueError(f"{name} (combination matrix) does not match the graph: a[{l}, {k}] = {a[l, k]:.3g} but "
                              f"agents {l} and {k} are not neighbours")
     return np.clip(a, 0.0, None)
 
@@ -114,7 +118,7 @@ def combine_step_bound(a: Any) -> float:
 
     Each disagreement mode is multiplied by ``1 + α(λ − 1)`` per step, ``λ ∈ eig(A) ∖ {1}``.
     """
-    lam = np.linalg.eigvals(np.asarray(a, dtype=float)).real
+    lam = np.linalg.eigvals(check_combination_matrix(a)).real
     return float(2.0 / (1.0 - lam.min())) if lam.min() < 1.0 else float("inf")
 
 
@@ -134,7 +138,7 @@ def paper_combination_matrix(rule: str = "metropolis", path: Any = None) -> np.n
     """
     from icml25.core import resolve_data
 
-    if rule not in ("metropolis", "uniform"):
+    if not isinstance(rule, str) or rule not in ("metropolis", "uniform"):
         raise ValueError(f"rule must be 'metropolis' or 'uniform', got {rule!r}")
     fname = f"A_{rule}.csv"
     url = None  # the release ships .mat files; the CSV copies are icml25's

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.validation import check_int, check_positive
+
 from . import _tree
 from .combination import check_combination_matrix, combine_step_bound
 from .manifold_base import Manifold
@@ -21,13 +23,7 @@ __all__ = ["DiffusionAdaptation", "NonCooperative", "Centralized", "DRSGD"]
 
 
 def _positive(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a positive number, got {value!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
-    return v
+    return check_positive(value, name)
 
 
 def _check_manifold(manifold: Any) -> Manifold:
@@ -120,16 +116,14 @@ class DiffusionAdaptation(_Strategy):
     def __init__(self, manifold: Manifold, A: Any, step_size: float, combine_step: float = 1.0,
                  combine: str = "one_step", frechet_iters: int = 10, graph: Any = None) -> None:
         self.manifold = _check_manifold(manifold)
-        self.A = check_combination_matrix(A, graph=graph)
+        self.A = check_combination_matrix(A, graph=graph, name="A")
         self.n_agents = self.A.shape[0]
         self.step_size = _positive(step_size, "step_size")
         self.combine_step = _positive(combine_step, "combine_step")
         if combine not in ("one_step", "exact_frechet"):
             raise ValueError(f"combine must be 'one_step' or 'exact_frechet', got {combine!r}")
         self.combine = combine
-        if int(frechet_iters) < 1:
-            raise ValueError(f"frechet_iters must be >= 1, got {frechet_iters}")
-        self.frechet_iters = int(frechet_iters)
+        self.frechet_iters = check_int(frechet_iters, "frechet_iters", low=1)
         bound = combine_step_bound(self.A)
         if combine == "one_step" and self.combine_step >= bound:
             warnings.warn(f"combine_step={self.combine_step:g} is at or above the stability bound "
@@ -218,7 +212,7 @@ class DRSGD(_Strategy):
     def __init__(self, manifold: Manifold, A: Any, step_size: float, consensus_step: float,
                  graph: Any = None) -> None:
         self.manifold = _check_manifold(manifold)
-        self.A = check_combination_matrix(A, graph=graph)
+        self.A = check_combination_matrix(A, graph=graph, name="A")
         self.n_agents = self.A.shape[0]
         self.step_size = _positive(step_size, "step_size")
         self.consensus_step = _positive(consensus_step, "consensus_step")

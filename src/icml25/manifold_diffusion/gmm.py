@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.validation import check_array, check_int
+
 from .manifold_base import Euclidean, Product
 from .spd import SPD
 
@@ -20,8 +22,8 @@ __all__ = ["gmm_manifold", "gmm_params_to_manifold", "manifold_to_gmm_params", "
 
 def gmm_manifold(d: int, n_components: int) -> Product:
     """``Product([SPD(d+1, k=G), Euclidean(G−1)])`` for a G-component mixture in R^d (G >= 2)."""
-    if int(n_components) < 2 or int(d) < 1:
-        raise ValueError(f"need d >= 1 and n_components >= 2, got d={d}, n_components={n_components}")
+    d = check_int(d, "d", low=1)
+    n_components = check_int(n_components, "n_components", low=2)
     return Product([SPD(int(d) + 1, k=int(n_components)), Euclidean(int(n_components) - 1)])
 
 
@@ -38,9 +40,9 @@ def gmm_params_to_manifold(means: Any, covariances: Any, weights: Any) -> tuple[
     -------
     S : (G, d+1, d+1), v : (G−1,)
     """
-    mu = np.asarray(means, dtype=float)
-    cov = np.asarray(covariances, dtype=float)
-    pi = np.asarray(weights, dtype=float)
+    mu = check_array(means, "means", ndim=2)
+    cov = check_array(covariances, "covariances", ndim=3)
+    pi = check_array(weights, "weights", ndim=1)
     if mu.ndim != 2 or cov.shape != (mu.shape[0], mu.shape[1], mu.shape[1]) or pi.shape != (mu.shape[0],):
         raise ValueError(f"expected means (G, d), covariances (G, d, d), weights (G,), got {mu.shape}, "
                          f"{cov.shape}, {pi.shape}")
@@ -66,7 +68,9 @@ def manifold_to_gmm_params(point: Any) -> tuple[np.ndarray, np.ndarray, np.ndarr
     -------
     means (G, d), covariances (G, d, d), weights (G,)
     """
-    s, v = (np.asarray(p, dtype=float) for p in point)
+    if not isinstance(point, (tuple, list)) or len(point) != 2:
+        raise TypeError(f"point must be a tuple (S, v) of a GMM manifold point, got {type(point).__name__}")
+    s, v = check_array(point[0], "point", ndim=(3, 4)), check_array(point[1], "point", ndim=(1, 2))
     d = s.shape[-1] - 1
     c = s[..., d, d]
     b = s[..., :d, d]
@@ -112,8 +116,10 @@ def gmm_loss_grad(points: Any, samples: Any) -> tuple[np.ndarray, np.ndarray]:
     -------
     tuple (egrad_S (K, G, d+1, d+1), egrad_v (K, G−1))
     """
-    s, v = (np.asarray(p, dtype=float) for p in points)
-    x = np.asarray(samples, dtype=float)
+    if not isinstance(points, (tuple, list)) or len(points) != 2:
+        raise TypeError(f"points must be a tuple (S, v) of stacked GMM manifold points, got {type(points).__name__}")
+    s, v = check_array(points[0], "points", ndim=4), check_array(points[1], "points", ndim=2)
+    x = check_array(samples, "samples", ndim=2)
     if s.ndim != 4 or x.ndim != 2 or x.shape[0] != s.shape[0] or x.shape[1] + 1 != s.shape[-1]:
         raise ValueError(f"expected S (K, G, d+1, d+1) and samples (K, d) with matching K and d; got S {s.shape}, "
                          f"samples {x.shape}")
@@ -146,7 +152,8 @@ def average_log_likelihood(points: Any, data: Any, chunk: int = 4096) -> np.ndar
     single = s.ndim == 3
     if single:
         s, v = s[None], v[None]
-    x = np.asarray(data, dtype=float)
+    x = check_array(data, "data", ndim=2)
+    chunk = check_int(chunk, "chunk", low=1)
     if x.ndim != 2 or x.shape[1] + 1 != s.shape[-1]:
         raise ValueError(f"data must have shape (N, {s.shape[-1] - 1}), got {x.shape}")
     n = s.shape[-1]

@@ -21,7 +21,10 @@ def random_gmm_parameters(d: int, n_components: int, rng: np.random.Generator,
     -------
     means (G, d), covariances (G, d, d), weights (G,)
     """
-    d, g = int(d), int(n_components)
+    from icml25.core.validation import check_int
+
+    d, g = check_int(d, "d", low=1), check_int(n_components, "n_components", low=1)
+    max_tries = check_int(max_tries, "max_tries", low=1)
     pi = rng.gamma(10.0, 0.1, size=g)
     pi = pi / pi.sum()
     while True:
@@ -45,8 +48,16 @@ def random_gmm_parameters(d: int, n_components: int, rng: np.random.Generator,
 
 def sample_gmm(means: Any, covariances: Any, weights: Any, n: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` samples (n, d) from the mixture."""
-    means = np.asarray(means, dtype=float)
-    comp = rng.choice(len(weights), size=int(n), p=np.asarray(weights, dtype=float))
+    from icml25.core.validation import check_array, check_int, check_prob_vector
+
+    means = check_array(means, "means", ndim=2)
+    g, d = means.shape
+    covariances = check_array(covariances, "covariances", shape=(g, d, d))
+    weights = check_prob_vector(weights, "weights", ndim=1)
+    if weights.shape != (g,):
+        raise ValueError(f"weights must have shape ({g},) (one per component), got {weights.shape}")
+    n = check_int(n, "n", low=1)
+    comp = rng.choice(len(weights), size=int(n), p=weights)
     out = np.empty((int(n), means.shape[1]))
     for j in range(len(weights)):
         idx = np.flatnonzero(comp == j)
@@ -71,7 +82,10 @@ def kmeans_plusplus_gmm(data: Any, n_components: int, random_state: int = 1,
     require("sklearn", extra="stats")
     from sklearn.cluster import kmeans_plusplus
 
-    x = np.asarray(data, dtype=float)
+    from icml25.core.validation import check_array, check_int
+
+    x = check_array(data, "data", ndim=2)
+    n_components = check_int(n_components, "n_components", low=1, high=x.shape[0])
     centers, _ = kmeans_plusplus(x, n_clusters=int(n_components), random_state=random_state)
     labels = np.argmin(((x[:, None, :] - centers[None]) ** 2).sum(-1), axis=1)
     d = x.shape[1]

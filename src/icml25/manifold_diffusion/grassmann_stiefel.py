@@ -59,7 +59,9 @@ class _Frames(Manifold):
     """Shared parts of Grassmann and Stiefel: d×r matrices with orthonormal columns."""
 
     def __init__(self, d: int, r: int, retraction: str = "polar") -> None:
-        d, r = int(d), int(r)
+        from icml25.core.validation import check_int
+
+        d, r = check_int(d, "d", low=1), check_int(r, "r", low=1)
         if not (1 <= r <= d):
             raise ValueError(f"need 1 <= r <= d, got d={d}, r={r}")
         if retraction not in ("polar", "qr"):

@@ -207,9 +207,11 @@ class Euclidean(Manifold):
     def __init__(self, *shape: int) -> None:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        if not shape or any(int(s) < 1 for s in shape):
-            raise ValueError(f"shape must be positive integers, got {shape}")
-        self.point_shape = tuple(int(s) for s in shape)
+        from icml25.core.validation import check_int
+
+        if not shape:
+            raise ValueError("shape must be one or more positive integers, got none")
+        self.point_shape = tuple(check_int(s, "shape", low=1) for s in shape)
 
     def __repr__(self) -> str:
         return f"Euclidean{self.point_shape}"

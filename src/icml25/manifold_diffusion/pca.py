@@ -10,8 +10,10 @@ __all__ = ["pca_loss", "pca_loss_grad", "principal_subspace", "synthetic_pca_str
 
 
 def _check(points: Any, samples: Any) -> tuple[np.ndarray, np.ndarray]:
-    w = np.asarray(points, dtype=float)
-    x = np.asarray(samples, dtype=float)
+    from icml25.core.validation import check_array
+
+    w = check_array(points, "points", ndim=tuple(range(2, 8)))
+    x = check_array(samples, "samples", ndim=tuple(range(1, 7)))
     if w.ndim < 2:
         raise ValueError(f"points must have shape (..., d, r), got {w.shape}")
     if x.shape[-1] != w.shape[-2]:
@@ -58,11 +60,12 @@ def pca_loss_grad(points: Any, samples: Any) -> np.ndarray:
 
 def principal_subspace(data: Any, r: int, center: bool = False) -> np.ndarray:
     """Orthonormal basis (d, r) of the top-r eigenvectors of the second-moment matrix of ``data`` (N, d)."""
-    x = np.asarray(data, dtype=float).reshape(-1, np.shape(data)[-1])
+    from icml25.core.validation import check_array, check_int
+
+    x = check_array(data, "data", ndim=2)
+    r = check_int(r, "r", low=1, high=x.shape[1])
     if center:
         x = x - x.mean(axis=0)
-    if not 1 <= int(r) <= x.shape[1]:
-        raise ValueError(f"r must be in [1, {x.shape[1]}], got {r}")
     _, _, vt = np.linalg.svd(x, full_matrices=False)
     return vt[: int(r)].T.copy()
 
@@ -80,6 +83,13 @@ def synthetic_pca_stream(n_agents: int, n_samples: int, d: int = 10, r: int = 5,
     stream : (K, T, d) array
     target : (d, r) orthonormal basis of the true principal subspace
     """
+    from icml25.core.validation import check_int, check_real
+
+    n_agents = check_int(n_agents, "n_agents", low=1)
+    n_samples = check_int(n_samples, "n_samples", low=1)
+    d = check_int(d, "d", low=2)
+    r = check_int(r, "r", low=1, high=d - 1)
+    decay = check_real(decay, "decay", low=0.0, low_open=True, high=1.0)
     rng = np.random.default_rng() if rng is None else rng
     n = int(n_agents) * int(n_samples)
     if n < d:

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.validation import check_array, check_int
+
 from . import _tree
 
 __all__ = ["simulate", "SimulationResult"]
@@ -54,20 +56,29 @@ def simulate(algo: Any, stream: Any, loss_grad: Callable[[Any, Any], Any], init:
     metrics : dict name -> callable(points) -> float, optional
         Evaluated on the stacked estimates every ``record_every`` iterations (and at the last one).
     record_every : int
+    check_init : bool
+        Check that ``init`` lies on the manifold.
 
     Returns
     -------
     SimulationResult
+
+    Raises
+    ------
+    ValueError
+        When ``stream`` or ``init`` holds NaN/inf (one NaN sample would turn every estimate into NaN after the
+        combine step), when ``loss_grad`` returns NaN/inf (named with the iteration), or on bad shapes and sizes.
     """
-    data = np.asarray(stream, dtype=float)
-    if data.ndim < 2:
-        raise ValueError(f"stream must have shape (K, T, ...) with K agents and T samples, got {data.shape}")
+    if not callable(loss_grad):
+        raise TypeError(f"loss_grad must be a callable loss_grad(points, samples), got {type(loss_grad).__name__}")
+    if not (hasattr(algo, "manifold") and callable(getattr(algo, "step", None))):
+        raise TypeError(f"algo must be a strategy with .manifold and .step(points, egrads), got {type(algo).__name__}")
+    data = check_array(stream, "stream", ndim=tuple(range(2, 8)))  # finite: NaN/inf are rejected here
     k, t_len = data.shape[:2]
-    n_iter = t_len if n_iter is None else int(n_iter)
-    if n_iter < 1:
-        raise ValueError(f"n_iter must be >= 1, got {n_iter}")
-    if int(record_every) < 1:
-        raise ValueError(f"record_every must be >= 1, got {record_every}")
+    n_iter = t_len if n_iter is None else check_int(n_iter, "n_iter", low=1)
+    record_every = check_int(record_every, "record_every", low=1)
+    for leaf in _tree.tree_leaves(init):
+        check_array(leaf, "init", ndim=tuple(range(1, 8)))
     n_agents = getattr(algo, "n_agents", None)
     if n_agents is not None and n_agents != k:
         raise ValueError(f"stream has {k} agents on axis 0 but the combination matrix has {n_agents}")
@@ -86,9 +97,19 @@ def simulate(algo: Any, stream: Any, loss_grad: Callable[[Any, Any], Any], init:
     for i in range(n_iter):
         t0 = time.perf_counter()
         samples = data[:, i % t_len]
-        points = algo.step(points, loss_grad(points, samples))
+        try:
+            egrads = loss_grad(points, samples)
+        except (ValueError, TypeError) as exc:
+            if i:  # the samples passed the first call: not a problem of the stream's shape
+                raise
+            raise type(exc)(f"stream: loss_grad rejected the first samples stream[:, 0] of shape {samples.shape} "
+                            f"(stream has shape {data.shape}): {exc}") from exc
+        if not all(np.all(np.isfinite(g)) for g in _tree.tree_leaves(egrads)):
+            raise ValueError(f"loss_grad returned NaN or inf at iteration {i + 1} (sample {i % t_len} of the stream); "
+                             "the estimates would all become NaN")
+        points = algo.step(points, egrads)
         elapsed += time.perf_counter() - t0
-        if metrics and ((i + 1) % int(record_every) == 0 or i == n_iter - 1):
+        if metrics and ((i + 1) % record_every == 0 or i == n_iter - 1):
             iterations.append(i + 1)
             for name, fn in metrics.items():
                 history[name].append(float(fn(points)))

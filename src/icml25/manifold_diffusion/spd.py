@@ -50,9 +50,9 @@ class SPD(Manifold):
     name = "SPD"
 
     def __init__(self, n: int, k: int = 1) -> None:
-        n, k = int(n), int(k)
-        if n < 1 or k < 1:
-            raise ValueError(f"n and k must be positive integers, got n={n}, k={k}")
+        from icml25.core.validation import check_int
+
+        n, k = check_int(n, "n", low=1), check_int(k, "k", low=1)
         self.n, self.k = n, k
         self.point_shape = (n, n) if k == 1 else (k, n, n)
 
