@@ -223,7 +223,7 @@ def _with_value_at(valid: Any, arg: str, value: float, index: int) -> Any:
     if arr.size == 0:
         raise TypeError(f"harness: the valid value of {arg!r} is empty; give a non-empty example")
     out = arr.astype(np.float64 if arr.dtype.kind != "f" else arr.dtype, copy=True)
-    out.reshape(-1)[index % out.size] = value
+    out.flat[index % out.size] = value  # .flat writes through for any memory layout (reshape may copy)
     return _like(valid, out)
 
 
