@@ -126,3 +126,10 @@ def test_import_without_sklearn() -> None:
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
+
+
+def test_grid_design_too_coarse() -> None:
+    from icml25.label_dp import grid_design
+
+    with pytest.raises(ValueError, match="grid=2 is too coarse"):
+        grid_design(np.ones((5, 2)), 1.0, grid=2)

@@ -198,6 +198,9 @@ def grid_design(X: Any, eps: float, delta: float = 0.0, beta: Any = None, link: 
     beta = np.zeros(X.shape[1]) if beta is None else _beta(beta, X.shape[1])
     link = check_option(link, "link", LINKS)
     cands = grid_design_candidates(eps, delta, grid)
+    if not cands:
+        raise ValueError(f"grid={grid} is too coarse: no informative (eps={eps}, delta={delta})-private channel lies "
+                         "on it; use a finer grid")
     vals = fisher_trace_many(X, beta, [c.p for c in cands], [c.q for c in cands], link)
     return cands[int(np.argmax(vals))]
 
