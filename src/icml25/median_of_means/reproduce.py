@@ -272,7 +272,7 @@ def reproduce_stub(scale: Scale, seed: int, out: Path, config: Config) -> Report
 
 
 _SPEC = "spec §3/§6 prototype"
-_RATE = "theory: the paper's rate n^{-(p-1)/p} with p → min(α, 2)"
+_RATE = "theory rate −(p−1)/p, p → min(α, 2)"
 
 
 def _run(cfg: Config, seed: int, stub: bool) -> Report:
