@@ -93,7 +93,7 @@ def test_randomized_response_rates() -> None:
 @pytest.mark.parametrize("call,msg", [
     (lambda: randomized_response([0, 2], 0.7, 0.7), "only 0/1"),
     (lambda: feasible_vertices(0.0), "eps must be"),
-    (lambda: feasible_vertices(1.0, 1.0), "delta must be in"),
+    (lambda: feasible_vertices(1.0, 1.0), "delta must be <"),
     (lambda: RRChannel(1.2, 0.5), r"\[0, 1\]"),
     (lambda: optimal_design(np.ones((5, 2)), 1.0, beta=np.ones(3)), "beta must have shape"),
 ])

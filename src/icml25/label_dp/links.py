@@ -28,7 +28,14 @@ _FUNCS = {"logit": _logit, "probit": _probit, "cloglog": _cloglog}
 
 
 def link_functions(link: str):  # type: ignore[no-untyped-def]
-    """``t -> (F(t), f(t))`` for ``link`` in ``("logit", "probit", "cloglog")``."""
-    if link not in _FUNCS:
+    """``t -> (F(t), f(t))`` for ``link`` in ``("logit", "probit", "cloglog")``.
+
+    Examples
+    --------
+    >>> F, f = link_functions("logit")(np.array([0.0]))
+    >>> float(F[0]), float(f[0])
+    (0.5, 0.25)
+    """
+    if not isinstance(link, str) or link not in _FUNCS:
         raise ValueError(f"link must be one of {LINKS}, got {link!r}")
     return _FUNCS[link]

@@ -10,7 +10,9 @@ from scipy.stats import norm
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .channel import check_binary_labels
+from icml25.core.validation import check_array, check_int, check_option, check_positive, check_probability
+
+from .channel import check_binary_labels, check_channel_array
 from .links import LINKS, link_functions
 
 __all__ = ["RRBinaryRegression", "naive_fit", "debiased_label_fit", "ConvergenceWarning"]
@@ -21,11 +23,7 @@ class ConvergenceWarning(UserWarning):
 
 
 def _as_design(X: Any, fit_intercept: bool) -> np.ndarray:
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array (n_samples, n_features), got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X contains NaN or inf; impute or drop those rows first")
+    X = check_array(X, "X", ndim=2)
     return np.hstack([np.ones((X.shape[0], 1)), X]) if fit_intercept else X
 
 
@@ -45,10 +43,8 @@ def _check_full_rank(Z: np.ndarray, fit_intercept: bool) -> None:
 def _channel_arrays(p: Any, q: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     if p is None or q is None:
         raise ValueError("pass the channel actually applied: p=P(y~=1|y=1) and q=P(y~=0|y=0)")
-    p = np.broadcast_to(np.asarray(p, dtype=float), (n,)).copy()
-    q = np.broadcast_to(np.asarray(q, dtype=float), (n,)).copy()
-    if np.any((p < 0) | (p > 1) | (q < 0) | (q > 1)):
-        raise ValueError("p and q must lie in [0, 1]")
+    p = np.broadcast_to(check_channel_array(p, "p", n), (n,)).copy()
+    q = np.broadcast_to(check_channel_array(q, "q", n), (n,)).copy()
     if np.any(p + q - 1 <= 1e-9):
         raise ValueError("p + q must exceed 1: a channel with p + q <= 1 carries no information about the label "
                          "(relabel so that s = p + q - 1 > 0)")
@@ -165,22 +161,23 @@ class RRBinaryRegression(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, p: Any = None, q: Any = None) -> RRBinaryRegression:
         """Fit on covariates ``X`` (n, d) and released labels ``y`` (n,) through channel ``(p, q)``."""
-        if self.link not in LINKS:
-            raise ValueError(f"link must be one of {LINKS}, got {self.link!r}")
-        if self.cov_type not in ("expected", "sandwich"):
-            raise ValueError(f"cov_type must be 'expected' or 'sandwich', got {self.cov_type!r}")
+        check_option(self.link, "link", LINKS)
+        check_option(self.cov_type, "cov_type", ("expected", "sandwich"))
+        max_iter = check_int(self.max_iter, "max_iter", low=1)
+        if self.fallback_ridge is not None:
+            check_positive(self.fallback_ridge, "fallback_ridge", allow_zero=True)
         Z = _as_design(X, self.fit_intercept)
         y = check_binary_labels(y)
         if y.shape[0] != Z.shape[0]:
-            raise ValueError(f"X has {Z.shape[0]} rows but y has {y.shape[0]} labels")
+            raise ValueError(f"X and y must have the same number of rows; X has {Z.shape[0]}, y has {y.shape[0]}")
         _check_full_rank(Z, self.fit_intercept)
         pp, qq = _channel_arrays(self.p if p is None else p, self.q if q is None else q, Z.shape[0])
-        res = fisher_scoring(Z, y, pp, qq, self.link, 0.0, self.max_iter)
+        res = fisher_scoring(Z, y, pp, qq, self.link, 0.0, max_iter)
         ok = res["converged"] and np.max(np.abs(res["beta"])) <= 25 and np.linalg.cond(res["info"]) < 1e12
         self.ridge_used_ = 0.0
         if not ok:
             if self.fallback_ridge:
-                res = fisher_scoring(Z, y, pp, qq, self.link, float(self.fallback_ridge), self.max_iter)
+                res = fisher_scoring(Z, y, pp, qq, self.link, float(self.fallback_ridge), max_iter)
                 self.ridge_used_ = float(self.fallback_ridge)
             else:
                 warnings.warn("the RR likelihood has no finite maximiser on these data (estimates diverge or the "
@@ -212,8 +209,7 @@ class RRBinaryRegression(ClassifierMixin, BaseEstimator):
     def conf_int(self, alpha: float = 0.05) -> np.ndarray:
         """Wald intervals ``params_ ± z_{1-alpha/2} se`` (spec §2.4), shape ``(n_params, 2)``."""
         check_is_fitted(self)
-        if not 0 < alpha < 1:
-            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        alpha = check_probability(alpha, "alpha", open_low=True, open_high=True)
         z = norm.ppf(1 - alpha / 2)
         return np.column_stack([self.params_ - z * self.bse_, self.params_ + z * self.bse_])
 
@@ -238,6 +234,7 @@ class RRBinaryRegression(ClassifierMixin, BaseEstimator):
     def summary(self, alpha: float = 0.05, names: list[str] | None = None) -> str:
         """A statsmodels-style coefficient table (estimate, std err, z, P>|z|, CI)."""
         check_is_fitted(self)
+        alpha = check_probability(alpha, "alpha", open_low=True, open_high=True)
         k = self.params_.shape[0]
         names = names or ((["const"] if self.fit_intercept else []) + [f"x{j + 1}" for j in range(self.n_features_in_)])
         if len(names) != k:
@@ -256,7 +253,22 @@ class RRBinaryRegression(ClassifierMixin, BaseEstimator):
 
 
 def naive_fit(X: Any, y_tilde: Any, link: str = "logit", fit_intercept: bool = True) -> RRBinaryRegression:
-    """Baseline: the binary regression fitted to privatised labels as if they were clean (``p = q = 1``)."""
+    """Baseline: the binary regression fitted to privatised labels as if they were clean (``p = q = 1``).
+
+    Parameters
+    ----------
+    X : array, shape (n, d)
+    y_tilde : array of 0/1, shape (n,)
+        Released (privatised) labels.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(200, 1)); y = (X[:, 0] > 0).astype(int); y[:20] ^= 1
+    >>> naive_fit(X, y).coef_.shape
+    (1,)
+    """
+    check_option(link, "link", LINKS)
+    y_tilde = check_binary_labels(y_tilde, "y_tilde")
     return RRBinaryRegression(link=link, p=1.0, q=1.0, fit_intercept=fit_intercept,
                               fallback_ridge=1e-3).fit(X, y_tilde)
 
@@ -267,9 +279,23 @@ def debiased_label_fit(X: Any, y_tilde: Any, p: Any, q: Any, link: str = "logit"
     ``y_hat = (y~ - (1-q)) / s`` (spec §2.5); consistent, less efficient than the RR-MLE.
 
     Returns ``{"params": beta, "cov": sandwich covariance}``.
+
+    Examples
+    --------
+    >>> from icml25.label_dp import randomized_response
+    >>> rng = np.random.default_rng(1)
+    >>> X = rng.normal(size=(3000, 1)); y = (rng.random(3000) < 1 / (1 + np.exp(-X[:, 0]))).astype(int)
+    >>> fit = debiased_label_fit(X, randomized_response(y, 0.8, 0.8, rng), 0.8, 0.8)
+    >>> bool(abs(fit["params"][1] - 1.0) < 0.4)
+    True
     """
+    check_option(link, "link", LINKS)
+    max_iter = check_int(max_iter, "max_iter", low=1)
     Z = _as_design(X, fit_intercept)
     y = check_binary_labels(y_tilde, "y_tilde")
+    if y.shape[0] != Z.shape[0]:
+        raise ValueError(f"X and y_tilde must have the same number of rows; X has {Z.shape[0]}, "
+                         f"y_tilde has {y.shape[0]}")
     pp, qq = _channel_arrays(p, q, Z.shape[0])
     yhat = (y - (1 - qq)) / (pp + qq - 1)
     fn = link_functions(link)

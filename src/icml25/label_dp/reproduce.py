@@ -12,7 +12,12 @@ import numpy as np
 
 from icml25.core import Report, Scale, reproduction
 from icml25.core.progress import progress
+from icml25.core.registry import reproduction_stub
 from icml25.core.seeding import spawn_seeds
+from icml25.core.validation import check_int, check_option, check_positive, check_real
+
+#: complete rows of the shipped Adult copy (the largest subsample E5 can draw without replacement)
+ADULT_ROWS = 30162
 
 TITLE = "Differentially Private Analysis for Binary Response Models: Optimality, Estimation, and Inference"
 
@@ -35,6 +40,26 @@ class Config:
     adult_reps: int = 20  # Adult repetitions per cell
     pima_eps: tuple[float, ...] = (1.0, 2.0, 4.0)  # Pima budgets
 
+    def __post_init__(self) -> None:
+        check_int(self.design_rows, "design_rows", low=100)
+        check_int(self.sim_n, "sim_n", low=50)
+        check_int(self.sim_reps, "sim_reps", low=2)
+        check_positive(self.sim_eps, "sim_eps")
+        check_int(self.grid_reps, "grid_reps", low=2)
+        check_int(self.delta_n, "delta_n", low=50)
+        check_int(self.delta_reps, "delta_reps", low=2)
+        check_int(self.adult_reps, "adult_reps", low=2)
+        for name, low, high in (("grid_ns", 50, None), ("adult_ns", 50, ADULT_ROWS)):
+            for v in _nonempty_tuple(self, name):
+                check_int(v, f"{name} entry", low=low, high=high)
+        for name in ("grid_eps", "adult_eps", "pima_eps"):
+            for v in _nonempty_tuple(self, name):
+                check_positive(v, f"{name} entry")
+        for v in _nonempty_tuple(self, "grid_intercepts"):
+            check_real(v, "grid_intercepts entry")
+        for v in _nonempty_tuple(self, "grid_links"):
+            check_option(v, "grid_links entry", ("logit", "probit", "cloglog"))
+
     @classmethod
     def quick(cls) -> Config:
         return cls()
@@ -44,6 +69,13 @@ class Config:
         return cls(grid_ns=(500, 2000, 10000), grid_eps=(0.5, 1.0, 2.0, 4.0), grid_intercepts=(0.0, -2.0),
                    grid_links=("logit", "probit"), grid_reps=200, delta_reps=100, adult_ns=(3000, 10000),
                    adult_eps=(0.5, 1.0, 2.0), adult_reps=200)
+
+
+def _nonempty_tuple(cfg: Config, name: str) -> tuple:
+    v = getattr(cfg, name)
+    if isinstance(v, (str, bytes)) or not isinstance(v, (tuple, list)) or len(v) == 0:
+        raise ValueError(f"{name} must be a non-empty tuple, got {v!r}")
+    return tuple(v)
 
 
 def _sim_X(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -56,8 +88,11 @@ def _sim_y(rng: np.random.Generator, X: np.ndarray, beta: np.ndarray, link: str)
     return (rng.random(X.shape[0]) < link_functions(link)(X @ beta)[0]).astype(int)
 
 
-def exp_design(cfg: Config, rng: np.random.Generator) -> dict[str, float]:
-    """E1: vertex characterisation, grid-search agreement, convexity, (eps, delta) choices, privacy audit."""
+def exp_design(cfg: Config, rng: np.random.Generator, stub: bool = False) -> dict[str, float]:
+    """E1: vertex characterisation, grid-search agreement, convexity, (eps, delta) choices, privacy audit.
+
+    ``stub`` replaces the optimal design by the covariate-blind standard RR ``S_delta`` (spec §2.5, baseline 3).
+    """
     from .channel import RRChannel
     from .design import feasible_vertices, fisher_trace, grid_design, optimal_design
 
@@ -83,7 +118,7 @@ def exp_design(cfg: Config, rng: np.random.Generator) -> dict[str, float]:
         viol += tm > 0.5 * (fisher_trace(X[:4000], beta, *a) + fisher_trace(X[:4000], beta, *b)) + 1e-12
     out["convexity_violations"] = float(viol)
     b0 = np.array([0.0, 1.0, -0.5])
-    c = optimal_design(X, 0.1, 0.3, b0)
+    c = RRChannel.symmetric(0.1, 0.3) if stub else optimal_design(X, 0.1, 0.3, b0)
     sd = RRChannel.symmetric(0.1, 0.3)
     out["asym_ratio"] = fisher_trace(X, b0, c.p, c.q) / fisher_trace(X, b0, sd.p, sd.q)
     out["asym_chosen"] = float(abs(c.p - c.q) > 0.1)
@@ -102,8 +137,11 @@ def exp_design(cfg: Config, rng: np.random.Generator) -> dict[str, float]:
     return out
 
 
-def _fit_many(X_fn, beta, link, eps, delta, channel_fn, n, reps, seed):  # type: ignore[no-untyped-def]
-    """Repeated simulation: returns per-rep estimates of RR-MLE, naive and debiased, CIs and convergence."""
+def _fit_many(X_fn, beta, link, eps, delta, channel_fn, n, reps, seed, stub=False):  # type: ignore[no-untyped-def]
+    """Repeated simulation: returns per-rep estimates of RR-MLE, naive and debiased, CIs and convergence.
+
+    ``stub`` replaces the RR-MLE by the naive fit (the privatised labels taken as clean).
+    """
     from .channel import randomized_response
     from .regression import ConvergenceWarning, RRBinaryRegression, debiased_label_fit, naive_fit
 
@@ -116,7 +154,8 @@ def _fit_many(X_fn, beta, link, eps, delta, channel_fn, n, reps, seed):  # type:
         yt = randomized_response(y, ch.p, ch.q, rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            m = RRBinaryRegression(link=link, fit_intercept=False).fit(X, yt, p=ch.p, q=ch.q)
+            m = (naive_fit(X, yt, link=link, fit_intercept=False) if stub else
+                 RRBinaryRegression(link=link, fit_intercept=False).fit(X, yt, p=ch.p, q=ch.q))
         ci = m.conf_int(0.05)
         res["mle"].append(m.params_)
         res["converged"].append(m.converged_)
@@ -135,7 +174,7 @@ def _fit_many(X_fn, beta, link, eps, delta, channel_fn, n, reps, seed):  # type:
     return out
 
 
-def exp_delta_designs(cfg: Config, seed: int) -> list[dict]:
+def exp_delta_designs(cfg: Config, seed: int, stub: bool = False) -> list[dict]:
     """E4: T-optimal vertex vs the other informative vertex, and the two-stage design vs the oracle design."""
     from .channel import RRChannel
     from .design import TwoStageDesign, feasible_vertices, optimal_design
@@ -145,14 +184,14 @@ def exp_delta_designs(cfg: Config, seed: int) -> list[dict]:
     Xd = _sim_X(np.random.default_rng(seed + 7), cfg.design_rows)
     for eps, delta, b0 in progress([(1.0, 0.1, 0.0), (0.1, 0.3, 0.0), (0.5, 0.5, -4.0)], "(eps, delta) designs"):
         beta = np.array([b0, 1.0, -0.5])
-        best = optimal_design(Xd, eps, delta, beta)
+        best = RRChannel.symmetric(eps, delta) if stub else optimal_design(Xd, eps, delta, beta)
         verts = feasible_vertices(eps, delta)
         sym = RRChannel.symmetric(eps, delta)
         other = sym if abs(best.p - best.q) > 1e-9 else max(verts, key=lambda c: abs(c.p - c.q))
         mse = {}
         for name, ch in (("optimal", best), ("other", other)):
             r = _fit_many(_sim_X, beta, "logit", eps, delta, lambda X, ch=ch: ch, cfg.delta_n, cfg.delta_reps,
-                          seed + int(100 * eps))
+                          seed + int(100 * eps), stub)
             mse[name] = r["mse"]
         two = []
         for s in spawn_seeds(seed + 11, cfg.delta_reps):
@@ -173,7 +212,7 @@ def exp_delta_designs(cfg: Config, seed: int) -> list[dict]:
     return rows
 
 
-def exp_adult(cfg: Config, seed: int) -> tuple[list[dict], np.ndarray]:
+def exp_adult(cfg: Config, seed: int, stub: bool = False) -> tuple[list[dict], np.ndarray]:
     """E5: Adult subsamples privatised with the optimal eps-design; coverage of the full-data MLE."""
     from .channel import randomized_response
     from .datasets import load_adult
@@ -194,7 +233,7 @@ def exp_adult(cfg: Config, seed: int) -> tuple[list[dict], np.ndarray]:
                 yt = randomized_response(y[idx], ch.p, ch.q, rng)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
-                    m = RRBinaryRegression(p=ch.p, q=ch.q).fit(X[idx], yt)
+                    m = naive_fit(X[idx], yt) if stub else RRBinaryRegression(p=ch.p, q=ch.q).fit(X[idx], yt)
                 if not m.converged_:
                     fails += 1
                     continue
@@ -234,44 +273,79 @@ def exp_pima(cfg: Config, seed: int) -> list[dict]:
 @reproduction(slug="label_dp", title=TITLE, arxiv="PMLR 267:74923-74937", extras=("stats", "plot"), config=Config)
 def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
     """Run E1-E5 of spec §6 and return the claim report."""
+    return _run(config, seed, stub=False)
+
+
+@reproduction_stub(slug="label_dp")
+def reproduce_stub(scale: Scale, seed: int, out: Path, config: Config) -> Report:
+    """The reproduction with the paper's method replaced by its naive baselines: the covariate-blind standard RR
+    ``S_delta`` instead of the optimal design, and logistic regression on the privatised labels taken as clean
+    instead of the RR-MLE (spec §2.5, baselines 1 and 3)."""
+    return _run(config, seed, stub=True)
+
+
+_SPEC = "spec §3 prototype"
+
+
+def _run(cfg: Config, seed: int, stub: bool) -> Report:
     from .channel import RRChannel
 
-    cfg = config
     rng = np.random.default_rng(seed)
     rep = Report(slug="label_dp", title=TITLE)
 
-    d = exp_design(cfg, rng)
+    d = exp_design(cfg, rng, stub)
     rep.add_table("E1 design checks", [d])
+    # fails if: the line intersections miss a vertex, keep an infeasible point, or the constraints are mistyped
     rep.add_claim("Q1a", "ε-LabelDP polygon vertices are exactly (0,1), (1,0), (π,π), (1−π,1−π), π = e^ε/(1+e^ε)",
-                  None, bool(d["vertices_delta0"]), "is_true")
-    rep.add_claim("Q1b", "201×201 grid-search optimum equals the symmetric RR (π, π)", 0.0, d["grid_gap"], "<=", 0.005)
-    rep.add_claim("Q1c", "Fisher trace is convex in (p, q): violations on 100 random segments", 0,
-                  d["convexity_violations"], "<=", 0)
-    rep.add_claim("Q1d", "(ε,δ,β₀)=(0.1,0.3,0): optimum is an asymmetric vertex with T ≥ 1.6 × T(S_δ)", 1.89,
-                  d["asym_ratio"] if d["asym_chosen"] else 0.0, ">=", 1.6)
+                  None, bool(d["vertices_delta0"]), "is_true", kind="mechanism")
+    # fails if: the Fisher weight is wrong (e.g. s instead of s², or G(1−G) in the numerator), moving the optimum
+    rep.add_claim("Q1b", "201×201 grid-search optimum of the Fisher trace equals the symmetric RR (π, π)", None,
+                  d["grid_gap"], "<=", 0.005, kind="mechanism")
+    # fails if: the trace objective is not the convex s²f²‖x‖²/(G(1−G)) (the vertex rule would then be invalid)
+    rep.add_claim("Q1c", "Fisher trace is convex in (p, q): violations on 100 random segments", None,
+                  d["convexity_violations"], "<=", 0, kind="mechanism")
+    # fails if: the design ignores δ-vertices or the covariates (e.g. always returns the standard RR S_δ, as the
+    # stub does), or the trace is evaluated at the wrong β
+    rep.add_claim("Q1d", "optimal design (abstract: the Fisher-information-optimal LabelDP channel) beats the standard "
+                  "RR S_δ: at (ε,δ,β₀)=(0.1,0.3,0) the optimum is an asymmetric vertex with T ≥ 1.6 × T(S_δ)", None,
+                  d["asym_ratio"] if d["asym_chosen"] else 0.0, ">=", 1.6, kind="paper", reference_value=1.89,
+                  reference_source=_SPEC)
+    # fails if: ties between vertices are broken away from the symmetric design or S_δ is mis-calibrated
     rep.add_claim("Q1e", "(ε,δ,β₀)=(1.0,0.1,0): optimum is the symmetric vertex S_δ", None, bool(d["sym_chosen"]),
-                  "is_true")
+                  "is_true", kind="mechanism")
+    # fails if: a returned channel violates label DP, or spends less than the budget ε (not tight)
     rep.add_claim("Q1f", "privacy audit: returned channels satisfy the 4 inequalities to 1e-12; those whose "
-                  "guarantee uses ε fail at 0.99ε",
-                  None, bool(d["privacy_audit"]), "is_true")
+                  "guarantee uses ε fail at 0.99ε", None, bool(d["privacy_audit"]), "is_true", kind="mechanism")
 
     beta = np.array([-1.0, 1.0, -0.5])
     sym = RRChannel.symmetric(cfg.sim_eps)
-    sim = _fit_many(_sim_X, beta, "logit", cfg.sim_eps, 0.0, lambda X: sym, cfg.sim_n, cfg.sim_reps, seed)
+    sim = _fit_many(_sim_X, beta, "logit", cfg.sim_eps, 0.0, lambda X: sym, cfg.sim_n, cfg.sim_reps, seed, stub)
     cov = sim["coverage"]
     rep.add_table(f"E2 simulation (n={cfg.sim_n}, ε={cfg.sim_eps:g}, {cfg.sim_reps} reps)", [
-        {"estimator": "RR-MLE", **{f"coverage β{j}": cov[j] for j in range(3)}, "MSE": sim["mse"]},
+        {"estimator": "naive (stub)" if stub else "RR-MLE", **{f"coverage β{j}": cov[j] for j in range(3)},
+         "MSE": sim["mse"]},
         {"estimator": "naive", **{f"coverage β{j}": sim["naive_covered"].mean(0)[j] for j in range(3)},
          "MSE": sim["naive_mse"]},
         {"estimator": "debiased labels", "MSE": sim["debiased_mse"]}])
-    rep.add_claim("Q2a", "RR-MLE 95% CI coverage, lowest coefficient, in [0.92, 0.98]", 0.935, float(cov.min()),
-                  "within", (0.92, 0.98))
-    rep.add_claim("Q2b", "RR-MLE 95% CI coverage, highest coefficient, in [0.92, 0.98]", 0.955, float(cov.max()),
-                  "within", (0.92, 0.98))
-    rep.add_claim("Q2c", "naive logistic CI coverage collapses (≤ 0.2, every coefficient)", 0.0,
-                  float(sim["naive_covered"].mean(0).max()), "<=", 0.2)
-    rep.add_claim("Q2d", "RR-MLE MSE ≤ 0.15", 0.077, sim["mse"], "<=", 0.15)
-    rep.add_claim("Q2e", "RR-MLE MSE ≤ 0.3 × naive MSE", 0.077 / 0.95, sim["mse"] / sim["naive_mse"], "<=", 0.3)
+    # fails if: the likelihood ignores the channel (coverage → 0), the information omits s² (intervals too wide,
+    # coverage → 1) or uses the wrong per-record (p, q)
+    rep.add_claim("Q2a", "abstract: valid inference under LabelDP — RR-MLE 95% CI coverage, lowest coefficient, in "
+                  "[0.92, 0.98]", None, float(cov.min()), "within", (0.92, 0.98), kind="paper",
+                  reference_value=0.935, reference_source=_SPEC)
+    # fails if: as Q2a (over-wide intervals push the highest coverage above 0.98)
+    rep.add_claim("Q2b", "RR-MLE 95% CI coverage, highest coefficient, in [0.92, 0.98]", None, float(cov.max()),
+                  "within", (0.92, 0.98), kind="paper", reference_value=0.955, reference_source=_SPEC)
+    # fails if: randomized_response does not actually flip labels (then the naive fit would cover)
+    rep.add_claim("Q2c", "the channel matters: naive logistic CI coverage collapses (≤ 0.2, every coefficient)", None,
+                  float(sim["naive_covered"].mean(0).max()), "<=", 0.2, kind="check", reference_value=0.0,
+                  reference_source=_SPEC)
+    # fails if: the estimator is inconsistent under RR (e.g. the naive fit: MSE ≈ 0.95) or Fisher scoring stalls
+    rep.add_claim("Q2d", "abstract: estimation accuracy — RR-MLE MSE ≤ 0.15", None, sim["mse"], "<=", 0.15,
+                  kind="paper", reference_value=0.077, reference_source=_SPEC)
+    # fails if: the method is no better than ignoring the channel (ratio 1 for the naive stub)
+    rep.add_claim("Q2e", "abstract: beats existing approaches — RR-MLE MSE ≤ 0.3 × naive MSE", None,
+                  sim["mse"] / sim["naive_mse"], "<=", 0.3, kind="paper", reference_value=0.077 / 0.95,
+                  reference_source=_SPEC)
 
     grid_rows = []
     cells = [(lk, b0, n, e) for lk in cfg.grid_links for b0 in cfg.grid_intercepts for n in cfg.grid_ns
@@ -282,48 +356,67 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
             continue
         ch = RRChannel.symmetric(e)
         b = np.array([b0, 1.0, -0.5])
-        r = _fit_many(_sim_X, b, lk, e, 0.0, lambda X, ch=ch: ch, n, cfg.grid_reps, seed + n + int(10 * e))
+        r = _fit_many(_sim_X, b, lk, e, 0.0, lambda X, ch=ch: ch, n, cfg.grid_reps, seed + n + int(10 * e), stub)
         grid_rows.append({"link": lk, "intercept": b0, "n": n, "eps": e, "cov_min": float(r["coverage"].min()),
                           "cov_max": float(r["coverage"].max()), "cov_mean": float(r["coverage"].mean()),
                           "mse": r["mse"], "debiased_mse": r["debiased_mse"],
                           "_cov": r["coverage"].tolist()})
-    allcov = np.concatenate([g.pop("_cov") for g in grid_rows])
+    allcov = (np.concatenate([g.pop("_cov") for g in grid_rows]) if grid_rows else np.array([np.nan]))
     rep.add_table("E3 simulation grid", grid_rows)
+    note_empty = "" if grid_rows else "every grid cell has n·s² < 500 and was skipped"
+    # fails if: coverage is right only at the headline setting (e.g. breaks for probit or rare positives)
     rep.add_claim("F3a", "grid: coverage within [0.91, 0.985] in ≥ 95% of (cell, coefficient) pairs", None,
-                  float(np.mean((allcov >= 0.91) & (allcov <= 0.985))), ">=", 0.95, scale=Scale.FULL)
-    rep.add_claim("F3b", "grid: mean coverage in [0.935, 0.965]", 0.95, float(allcov.mean()), "within",
-                  (0.935, 0.965), scale=Scale.FULL)
+                  float(np.mean((allcov >= 0.91) & (allcov <= 0.985))) if grid_rows else float("nan"), ">=", 0.95,
+                  scale=Scale.FULL, kind="paper", note=note_empty)
+    # fails if: intervals are systematically too narrow or too wide over the grid
+    rep.add_claim("F3b", "grid: mean coverage in [0.935, 0.965]", None, float(allcov.mean()), "within",
+                  (0.935, 0.965), scale=Scale.FULL, kind="paper", reference_value=0.95,
+                  reference_source="nominal level of the 95% intervals", note=note_empty)
     mono = []
     for g in grid_rows:
         for h in grid_rows:
             same = g["link"] == h["link"] and g["intercept"] == h["intercept"]
             if same and ((g["n"] == h["n"] and g["eps"] < h["eps"]) or (g["eps"] == h["eps"] and g["n"] < h["n"])):
                 mono.append(h["mse"] < g["mse"])
+    # fails if: the estimator is inconsistent (MSE does not shrink with n) or uses the wrong channel for ε
     rep.add_claim("F3c", "RR-MLE MSE decreases in ε and in n (fraction of ordered cell pairs)", None,
-                  float(np.mean(mono)) if mono else 0.0, ">=", 0.9, scale=Scale.FULL)
-    rep.add_claim("F3d", "RR-MLE MSE ≤ debiased-label MSE in ≥ 90% of cells", None,
-                  float(np.mean([g["mse"] <= g["debiased_mse"] for g in grid_rows])), ">=", 0.9, scale=Scale.FULL)
+                  float(np.mean(mono)) if mono else float("nan"), ">=", 0.9, scale=Scale.FULL, kind="mechanism",
+                  note="" if mono else "no ordered pair of grid cells at this config")
+    # fails if: the MLE is less efficient than the label-debiased estimating equation (spec §2.5 baseline 2)
+    rep.add_claim("F3d", "abstract: beats existing approaches — RR-MLE MSE ≤ debiased-label MSE in ≥ 90% of cells",
+                  None, float(np.mean([g["mse"] <= g["debiased_mse"] for g in grid_rows])) if grid_rows
+                  else float("nan"), ">=", 0.9, scale=Scale.FULL, kind="paper", note=note_empty)
 
-    drows = exp_delta_designs(cfg, seed)
+    drows = exp_delta_designs(cfg, seed, stub)
     rep.add_table("E4 (ε,δ) designs", drows)
-    rep.add_claim("F4a", "(ε,δ): the T-optimal vertex has MSE ≤ 0.6 × the other vertex (worst of 3 settings)", 0.42,
-                  max(r["ratio"] for r in drows), "<=", 0.6, scale=Scale.FULL)
+    # fails if: the design picks the worse vertex (e.g. always S_δ, as the stub does)
+    rep.add_claim("F4a", "(ε,δ): the T-optimal vertex has MSE ≤ 0.6 × the other vertex (worst of 3 settings)", None,
+                  max(r["ratio"] for r in drows), "<=", 0.6, scale=Scale.FULL, kind="paper", reference_value=0.42,
+                  reference_source=_SPEC)
+    # fails if: stage 1 leaks no usable β estimate or stage 2 is fitted with the wrong per-record channel
     rep.add_claim("F4b", "two-stage design (unknown β) within 1.3 × the oracle-β design's MSE (worst setting)", None,
-                  max(r["two_stage_ratio"] for r in drows), "<=", 1.3, scale=Scale.FULL)
+                  max(r["two_stage_ratio"] for r in drows), "<=", 1.3, scale=Scale.FULL, kind="mechanism")
 
-    arows, target = exp_adult(cfg, seed)
+    arows, target = exp_adult(cfg, seed, stub)
     rep.add_table("E5 Adult (target = full-data non-private MLE " + np.array2string(target, precision=3) + ")", arows)
-    rep.add_claim("F5a", "Adult: RR-MLE coverage ≥ 0.88 for every coefficient and (n, ε)", 0.905,
-                  min(r["min_coverage"] for r in arows), ">=", 0.88, scale=Scale.FULL)
-    rep.add_claim("F5b", "Adult: naive coverage ≤ 0.05", 0.0, max(r["naive_max_coverage"] for r in arows), "<=",
-                  0.05, scale=Scale.FULL)
+    # fails if: the intervals are invalid on real (misspecified-model) data
+    rep.add_claim("F5a", "Adult: RR-MLE coverage ≥ 0.88 for every coefficient and (n, ε)", None,
+                  min(r["min_coverage"] for r in arows), ">=", 0.88, scale=Scale.FULL, kind="paper",
+                  reference_value=0.905, reference_source=_SPEC, aggregate="min")
+    # fails if: the Adult labels are not privatised
+    rep.add_claim("F5b", "Adult: naive coverage ≤ 0.05", None, max(r["naive_max_coverage"] for r in arows), "<=",
+                  0.05, scale=Scale.FULL, kind="check", reference_value=0.0, reference_source=_SPEC, aggregate="max")
+    # fails if: Fisher scoring diverges where the MLE exists (e.g. no step-halving)
     rep.add_claim("F5c", "Adult: non-existent MLE (failures) ≤ 5%", None, max(r["failure_rate"] for r in arows),
-                  "<=", 0.05, scale=Scale.FULL)
+                  "<=", 0.05, scale=Scale.FULL, kind="mechanism", aggregate="max")
     rep.add_table("Pima: estimate (± CI half-width)", exp_pima(cfg, seed))
 
-    rep.add_figure("coverage_mse", _figure(grid_rows, sim))
-    rep.notes.append("Only the abstract of the paper was readable: the method is reconstructed (spec §2) and the "
-                     "paper_value column holds the spec's prototype measurements, not numbers from the paper.")
+    if grid_rows:
+        rep.add_figure("coverage_mse", _figure(grid_rows, sim))
+    rep.notes.append("Only the abstract of the paper was readable: the method is reconstructed (spec §2); no claim "
+                     "has a paper number. reference_value holds the spec's prototype measurements.")
+    if stub:
+        rep.notes.append("STUB: optimal design replaced by S_δ and the RR-MLE by naive logistic regression.")
     return rep
 
 

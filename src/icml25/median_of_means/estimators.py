@@ -9,16 +9,17 @@ from typing import Any
 import numpy as np
 
 from icml25.core.seeding import check_random_state
+from icml25.core.validation import check_array, check_int, check_probability, check_real
 
 __all__ = ["make_partition", "median_of_means", "block_means", "UniformMoM", "choose_K", "lower_median"]
 
 
-def _check_K(K: Any, n: int) -> int:
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)):
-        raise TypeError(f"K (number of blocks) must be an integer, got {type(K).__name__}")
-    K = int(K)
-    if K < 1 or K > n:
-        raise ValueError(f"K (number of blocks) must be in [1, n] = [1, {n}], got {K}")
+def _check_K(K: Any, n: int, sample: str = "the sample") -> int:
+    """``K`` (number of blocks) an integer in ``[1, n]``, ``n`` the length of ``sample``."""
+    K = check_int(K, "K", low=1)
+    if K > n:
+        raise ValueError(f"K (number of blocks) must be in [1, n] = [1, {n}], where n = {n} is the length of "
+                         f"{sample}; got {K}")
     return K
 
 
@@ -30,9 +31,13 @@ def make_partition(n: int, K: int, random_state: Any = None) -> np.ndarray:
     Returns
     -------
     ndarray of int, shape (K, m)
+
+    Examples
+    --------
+    >>> make_partition(10, 3, random_state=0).shape
+    (3, 3)
     """
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+    n = check_int(n, "n", low=1)
     K = _check_K(K, n)
     rng = check_random_state(random_state)
     m = n // K
@@ -40,16 +45,40 @@ def make_partition(n: int, K: int, random_state: Any = None) -> np.ndarray:
 
 
 def lower_median(values: np.ndarray, axis: int = 0) -> np.ndarray:
-    """The lower median along ``axis``: the ``ceil(K/2)``-th order statistic (one of the values for even K)."""
-    values = np.asarray(values)
+    """The lower median along ``axis``: the ``ceil(K/2)``-th order statistic (one of the values for even K).
+
+    Examples
+    --------
+    >>> float(lower_median(np.array([4.0, 1.0, 3.0, 2.0])))
+    2.0
+    """
+    values = check_array(values, "values", ndim=tuple(range(1, 33)))
+    axis = check_int(axis, "axis", low=-values.ndim, high=values.ndim - 1)
+    return _lower_median(values, axis)
+
+
+def _lower_median(values: np.ndarray, axis: int = 0) -> np.ndarray:
+    """:func:`lower_median` without input checks (inner loops)."""
     K = values.shape[axis]
     k = (K - 1) // 2
     return np.take(np.partition(values, k, axis=axis), k, axis=axis)
 
 
 def block_means(values: np.ndarray, partition: np.ndarray) -> np.ndarray:
-    """Block means ``mu_k = (1/m) sum_{i in B_k} values_i`` (spec §2.1), shape ``(K,) + values.shape[1:]``."""
-    values = np.asarray(values, dtype=float)
+    """Block means ``mu_k = (1/m) sum_{i in B_k} values_i`` (spec §2.1), shape ``(K,) + values.shape[1:]``.
+
+    Examples
+    --------
+    >>> block_means(np.arange(6.0), np.array([[0, 1], [2, 3], [4, 5]])).tolist()
+    [0.5, 2.5, 4.5]
+    """
+    values = check_array(values, "values", ndim=tuple(range(1, 33)))
+    partition = _validate_partition(partition, values.shape[0])
+    return _block_means(values, partition)
+
+
+def _block_means(values: np.ndarray, partition: np.ndarray) -> np.ndarray:
+    """:func:`block_means` without input checks (inner loops)."""
     K, m = partition.shape
     if values.ndim == 1 or values[0].size <= 8:
         return values[partition].mean(axis=1)
@@ -63,10 +92,7 @@ def block_means(values: np.ndarray, partition: np.ndarray) -> np.ndarray:
 
 
 def _validate_partition(partition: Any, n: int) -> np.ndarray:
-    part = np.asarray(partition)
-    if part.ndim != 2 or not np.issubdtype(part.dtype, np.integer):
-        raise ValueError(f"partition must be an integer array of shape (K, m), got shape {part.shape}, "
-                         f"dtype {part.dtype}")
+    part = check_array(partition, "partition", ndim=2, dtype=int)
     if part.size and (part.min() < 0 or part.max() >= n):
         raise ValueError(f"partition indices must lie in [0, {n}), got range [{part.min()}, {part.max()}]")
     if np.unique(part).size != part.size:
@@ -74,9 +100,36 @@ def _validate_partition(partition: Any, n: int) -> np.ndarray:
     return part
 
 
+def _precheck_X(X: Any) -> Any:
+    """Name ``X`` in the errors of a numeric input before scikit-learn's ``validate_data`` sees it.
+
+    A string is refused; a real numeric array-like must be a finite non-empty 2-D array. Anything else (sparse,
+    object or complex data) is left to scikit-learn, whose own errors its estimator checks expect. Returns ``X``
+    unchanged (so data frames keep their feature names).
+    """
+    if isinstance(X, (str, bytes)):
+        raise TypeError(f"X must be a 2-D array of numbers (n_samples, n_features), got the string {X[:40]!r}")
+    try:
+        arr = np.asarray(X)
+    except (TypeError, ValueError):
+        return X
+    if arr.dtype.kind in "biuf":
+        if arr.ndim != 2:
+            raise ValueError(f"X must be a 2-D array (n_samples, n_features), got shape {arr.shape}. Reshape your "
+                             "data either using array.reshape(-1, 1) if your data has a single feature or "
+                             "array.reshape(1, -1) if it contains a single sample.")
+        check_array(arr, "X", ndim=2, min_size=0)
+        if arr.shape[0] == 0:  # scikit-learn's wording, which its estimator checks look for
+            raise ValueError(f"X has 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required.")
+        if arr.shape[1] == 0:
+            raise ValueError(f"X has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
+    return X
+
+
 def _check_finite(x: np.ndarray, name: str) -> None:
     if not np.all(np.isfinite(x)):
-        raise ValueError(f"{name} contains NaN or inf; remove or impute them before estimating means")
+        raise ValueError(f"{name} must be finite: it contains NaN or inf; remove or impute them before "
+                         "estimating means")
 
 
 def median_of_means(x: Any, K: int, axis: int = 0, rng: Any = None, partition: Any = None) -> Any:
@@ -103,20 +156,25 @@ def median_of_means(x: Any, K: int, axis: int = 0, rng: Any = None, partition: A
     -------
     float or ndarray
         The estimate, with ``axis`` removed.
+
+    Examples
+    --------
+    >>> x = np.r_[np.zeros(99), 1e6]  # one gross outlier
+    >>> median_of_means(x, K=9, rng=0)
+    0.0
     """
-    arr = np.asarray(x, dtype=float)
-    if arr.ndim == 0:
-        raise ValueError("x must have at least one dimension (a sample)")
+    arr = check_array(x, "x", ndim=tuple(range(1, 33)))
+    axis = check_int(axis, "axis", low=-arr.ndim, high=arr.ndim - 1)
     arr = np.moveaxis(arr, axis, 0)
     n = arr.shape[0]
-    _check_finite(arr, "x")
+    K = _check_K(K, n, f"x along axis {axis}")
     if partition is None:
         partition = make_partition(n, K, rng)
     else:
         partition = _validate_partition(partition, n)
-        if partition.shape[0] != _check_K(K, n):
+        if partition.shape[0] != K:
             raise ValueError(f"partition has {partition.shape[0]} blocks but K={K}")
-    est = lower_median(block_means(arr, partition), axis=0)
+    est = _lower_median(_block_means(arr, partition), axis=0)
     return float(est) if np.ndim(est) == 0 else est
 
 
@@ -149,17 +207,15 @@ class UniformMoM:
     """
 
     def __init__(self, K: int, random_state: Any = None) -> None:
-        self.K = K
+        self.K = check_int(K, "K", low=1)
         self.random_state = random_state
 
     def fit(self, X: Any) -> UniformMoM:
         """Store the sample ``X`` (shape ``(n, ...)``) and draw the common partition."""
-        X = np.asarray(X, dtype=float)
-        if X.ndim == 0:
-            raise ValueError("X must be a sample with n rows")
-        _check_finite(X, "X")
+        X = check_array(X, "X", ndim=tuple(range(1, 33)))
         self.X_ = X
         self.n_samples_ = X.shape[0]
+        _check_K(self.K, self.n_samples_, "X (its rows)")
         self.partition_ = make_partition(self.n_samples_, self.K, self.random_state)
         return self
 
@@ -179,6 +235,9 @@ class UniformMoM:
         """
         if not hasattr(self, "partition_"):
             raise RuntimeError("call fit(X) before estimate(funcs)")
+        if not callable(funcs) and (isinstance(funcs, (str, bytes)) or not isinstance(funcs, Sequence)
+                                    or not funcs or not all(callable(f) for f in funcs)):
+            raise TypeError(f"funcs must be a callable or a non-empty list of callables, got {funcs!r}")
         n = self.n_samples_
         if callable(funcs):
             V = np.asarray(funcs(self.X_), dtype=float)
@@ -193,8 +252,8 @@ class UniformMoM:
         if V.ndim != 2 or V.shape[0] != n:
             raise ValueError(f"the function class must return an array of shape ({n},) or ({n}, n_functions), "
                              f"got {V.shape}")
-        _check_finite(V, "function values")
-        return lower_median(block_means(V, self.partition_), axis=0)
+        _check_finite(V, "funcs values")
+        return _lower_median(_block_means(V, self.partition_), axis=0)
 
 
 def choose_K(delta: float, n_functions: int | None = None, complexity: float | None = None) -> int:
@@ -202,14 +261,15 @@ def choose_K(delta: float, n_functions: int | None = None, complexity: float | N
 
     ``K = ceil(8 ln(N/delta))`` for a finite class of size ``N`` (``N = 1`` for one function); with a
     ``complexity`` term for an infinite class, ``K = ceil(8 (complexity + ln(1/delta)))``.
+
+    Examples
+    --------
+    >>> choose_K(0.05), choose_K(0.01, n_functions=1000)
+    (24, 93)
     """
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    delta = check_probability(delta, "delta", open_low=True, open_high=True)
     if complexity is not None:
-        if complexity < 0:
-            raise ValueError(f"complexity must be >= 0, got {complexity}")
+        complexity = check_real(complexity, "complexity", low=0.0)
         return int(math.ceil(8 * (complexity + math.log(1 / delta))))
-    N = 1 if n_functions is None else int(n_functions)
-    if N < 1:
-        raise ValueError(f"n_functions must be >= 1, got {n_functions}")
+    N = 1 if n_functions is None else check_int(n_functions, "n_functions", low=1)
     return int(math.ceil(8 * math.log(N / delta)))

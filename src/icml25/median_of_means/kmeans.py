@@ -9,8 +9,9 @@ from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from icml25.core.seeding import check_random_state
+from icml25.core.validation import check_array, check_int, check_option
 
-from .estimators import block_means, lower_median, make_partition
+from .estimators import _block_means, _lower_median, _precheck_X, _validate_partition, make_partition
 
 __all__ = ["MoMKMeans", "kmeans_losses", "mom_kmeans_risk"]
 
@@ -29,14 +30,39 @@ def _sq_dists(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     return np.maximum(d, 0.0)
 
 
-def kmeans_losses(X: np.ndarray, centers: np.ndarray) -> np.ndarray:
-    """Per-point k-means loss ``l_C(x) = min_j ||x - c_j||^2``, shape ``(n,)``."""
+def _check_points(X: Any, centers: Any) -> tuple[np.ndarray, np.ndarray]:
+    X = check_array(X, "X", ndim=2)
+    centers = check_array(centers, "centers", ndim=2)
+    if centers.shape[1] != X.shape[1]:
+        raise ValueError(f"centers must have X's {X.shape[1]} columns, got shape {centers.shape}")
+    return X, centers
+
+
+def kmeans_losses(X: Any, centers: Any) -> np.ndarray:
+    """Per-point k-means loss ``l_C(x) = min_j ||x - c_j||^2`` of ``X`` (n, d) for ``centers`` (k, d); shape ``(n,)``.
+
+    Examples
+    --------
+    >>> kmeans_losses(np.array([[0.0, 0.0], [3.0, 4.0]]), np.array([[0.0, 0.0]])).tolist()
+    [0.0, 25.0]
+    """
+    X, centers = _check_points(X, centers)
+    return _kmeans_losses(X, centers)
+
+
+def _kmeans_losses(X: np.ndarray, centers: np.ndarray) -> np.ndarray:
     return _sq_dists(X, centers).min(axis=1)
 
 
-def mom_kmeans_risk(X: np.ndarray, centers: np.ndarray, partition: np.ndarray) -> float:
-    """``MoM_K(l_C)`` with a given partition (spec §2.3)."""
-    return float(lower_median(block_means(kmeans_losses(X, centers), partition)))
+def mom_kmeans_risk(X: Any, centers: Any, partition: Any) -> float:
+    """``MoM_K(l_C)`` with a given partition (K, m) of the rows of ``X`` (spec §2.3)."""
+    X, centers = _check_points(X, centers)
+    partition = _validate_partition(partition, X.shape[0])
+    return _mom_kmeans_risk(X, centers, partition)
+
+
+def _mom_kmeans_risk(X: np.ndarray, centers: np.ndarray, partition: np.ndarray) -> float:
+    return float(_lower_median(_block_means(_kmeans_losses(X, centers), partition)))
 
 
 def _kmeanspp(X: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -67,13 +93,13 @@ def _mom_lloyd(X: np.ndarray, k: int, K: int, max_iter: int, rng: np.random.Gene
             pts = X[labels == j]
             if len(pts) >= K:
                 # coordinate-wise MoM of the points assigned to centre j
-                C_new[j] = lower_median(block_means(pts, make_partition(len(pts), K, rng)), axis=0)
+                C_new[j] = _lower_median(_block_means(pts, make_partition(len(pts), K, rng)), axis=0)
                 small[j] = 0
             else:
                 small[j] += 1
                 if small[j] >= 3:  # re-seed a starving centre from the median block
                     part = make_partition(n, K, rng)
-                    losses = block_means(kmeans_losses(X, C), part)
+                    losses = _block_means(_kmeans_losses(X, C), part)
                     med_block = part[np.argsort(losses)[(K - 1) // 2]]
                     C_new[j] = X[rng.choice(med_block)]
                     small[j] = 0
@@ -88,7 +114,7 @@ def _block_median_lloyd(X: np.ndarray, k: int, K: int, max_iter: int, rng: np.ra
     C = _kmeanspp(X[rng.choice(n, size=seed_size, replace=False)], k, rng)
     for _ in range(max_iter):
         part = make_partition(n, K, rng)
-        losses = block_means(kmeans_losses(X, C), part)
+        losses = _block_means(_kmeans_losses(X, C), part)
         block = X[part[np.argsort(losses)[(K - 1) // 2]]]
         labels = _sq_dists(block, C).argmin(1)
         for j in range(k):
@@ -164,18 +190,15 @@ class MoMKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any = None) -> MoMKMeans:
         """Fit centres on ``X`` (shape ``(n_samples, n_features)``); ``y`` is ignored."""
-        X = validate_data(self, X, dtype=np.float64)
+        check_option(self.algorithm, "algorithm", _ALGORITHMS)
+        check_int(self.n_clusters, "n_clusters", low=1)
+        check_int(self.n_blocks, "n_blocks", low=1)
+        check_int(self.n_init, "n_init", low=1)
+        check_int(self.max_iter, "max_iter", low=1)
+        X = validate_data(self, _precheck_X(X), dtype=np.float64)
         n = X.shape[0]
-        if self.algorithm not in _ALGORITHMS:
-            raise ValueError(f"algorithm must be one of {_ALGORITHMS}, got {self.algorithm!r}")
-        if not isinstance(self.n_clusters, (int, np.integer)) or self.n_clusters < 1:
-            raise ValueError(f"n_clusters must be a positive integer, got {self.n_clusters!r}")
         if self.n_clusters > n:
             raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={n}")
-        if not isinstance(self.n_blocks, (int, np.integer)) or self.n_blocks < 1:
-            raise ValueError(f"n_blocks must be a positive integer, got {self.n_blocks!r}")
-        if self.n_init < 1 or self.max_iter < 1:
-            raise ValueError(f"n_init and max_iter must be >= 1, got {self.n_init}, {self.max_iter}")
         # tiny samples cannot hold n_blocks blocks: fall back to one point per block
         K = int(min(self.n_blocks, n))
         k = int(self.n_clusters)
@@ -189,7 +212,7 @@ class MoMKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
                 candidates.append(_block_median_lloyd(X, k, K, self.max_iter, rng))
             if self.algorithm == "candidates":
                 candidates.append(_plain_lloyd(X, k, self.max_iter, rng))
-        risks = [mom_kmeans_risk(X, C, score_partition) for C, _ in candidates]
+        risks = [_mom_kmeans_risk(X, C, score_partition) for C, _ in candidates]
         best = int(np.argmin(risks))
         self.cluster_centers_, self.n_iter_ = candidates[best]
         self.mom_risk_ = float(risks[best])
@@ -202,16 +225,17 @@ class MoMKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """Index of the nearest centre for each row of ``X``."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, _precheck_X(X), dtype=np.float64, reset=False)
         return _sq_dists(X, self.cluster_centers_).argmin(1)
 
     def transform(self, X: Any) -> np.ndarray:
         """Euclidean distances to every centre, shape ``(n_samples, n_clusters)``."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, _precheck_X(X), dtype=np.float64, reset=False)
         return np.sqrt(_sq_dists(X, self.cluster_centers_))
 
     def score(self, X: Any, y: Any = None) -> float:
         """Opposite of the k-means loss sum on ``X`` (scikit-learn's KMeans convention)."""
-        return -float(kmeans_losses(validate_data(self, X, dtype=np.float64, reset=False),
-                                    self.cluster_centers_).sum())
+        check_is_fitted(self)
+        X = validate_data(self, _precheck_X(X), dtype=np.float64, reset=False)
+        return -float(_kmeans_losses(X, self.cluster_centers_).sum())

@@ -9,8 +9,16 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from icml25.core.seeding import check_random_state
+from icml25.core.validation import (
+    check_array,
+    check_int,
+    check_option,
+    check_positive,
+    check_probability,
+    check_real,
+)
 
-from .estimators import block_means, lower_median, make_partition
+from .estimators import _block_means, _lower_median, _precheck_X, make_partition
 
 __all__ = ["MoMRegressor", "LOSSES", "loss_and_derivative"]
 
@@ -19,7 +27,25 @@ LOSSES = ("squared", "absolute", "huber", "pinball", "power")
 
 def loss_and_derivative(r: np.ndarray, loss: str, huber_c: float = 1.345, quantile: float = 0.5,
                         power: float = 1.5) -> tuple[np.ndarray, np.ndarray]:
-    """Loss ``l(r)`` and derivative ``l'(r)`` of the residuals ``r = y - <beta, x>`` (spec §2.4)."""
+    """Loss ``l(r)`` and derivative ``l'(r)`` of the residuals ``r = y - <beta, x>`` (spec §2.4).
+
+    Examples
+    --------
+    >>> val, der = loss_and_derivative(np.array([-2.0, 0.5]), "huber", huber_c=1.0)
+    >>> val.tolist(), der.tolist()
+    ([1.5, 0.125], [-1.0, 0.5])
+    """
+    r = check_array(r, "r", min_size=0)
+    check_option(loss, "loss", LOSSES)
+    huber_c = check_positive(huber_c, "huber_c")
+    quantile = check_probability(quantile, "quantile", open_low=True, open_high=True)
+    power = check_real(power, "power", low=1.0, high=2.0)
+    return _loss_and_derivative(r, loss, huber_c, quantile, power)
+
+
+def _loss_and_derivative(r: np.ndarray, loss: str, huber_c: float = 1.345, quantile: float = 0.5,
+                         power: float = 1.5) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`loss_and_derivative` without input checks (inner loops)."""
     if loss == "squared":
         return r * r, 2.0 * r
     if loss == "absolute":
@@ -55,9 +81,9 @@ def _mom_gradient_descent(Z: np.ndarray, t: np.ndarray, loss: str, lr0: float, T
     for it in range(T):
         part = make_partition(n, K, rng)
         r = t - Z @ beta
-        losses, _ = loss_and_derivative(r, loss, **kw)
-        med = part[np.argsort(block_means(losses, part))[(K - 1) // 2]]
-        _, dl = loss_and_derivative(r[med], loss, **kw)
+        losses, _ = _loss_and_derivative(r, loss, **kw)
+        med = part[np.argsort(_block_means(losses, part))[(K - 1) // 2]]
+        _, dl = _loss_and_derivative(r[med], loss, **kw)
         grad = -(dl[:, None] * Z[med]).mean(0)
         beta = beta - lr0 / np.sqrt(1.0 + it / 50.0) * grad
         if radius is not None:
@@ -130,23 +156,21 @@ class MoMRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
-        if not isinstance(self.n_blocks, (int, np.integer)) or self.n_blocks < 1:
-            raise ValueError(f"n_blocks must be a positive integer, got {self.n_blocks!r}")
-        if not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 2:
-            raise ValueError(f"max_iter must be an integer >= 2, got {self.max_iter!r}")
-        if self.lr is not None and self.lr <= 0:
-            raise ValueError(f"lr must be > 0, got {self.lr}")
-        if self.loss == "pinball" and not 0 < self.quantile < 1:
-            raise ValueError(f"quantile must be in (0, 1), got {self.quantile}")
-        if self.loss == "power" and not 1 <= self.power <= 2:
-            raise ValueError(f"power must be in [1, 2], got {self.power}")
+        check_option(self.loss, "loss", LOSSES)
+        check_int(self.n_blocks, "n_blocks", low=1)
+        check_int(self.max_iter, "max_iter", low=2)
+        if self.lr is not None:
+            check_positive(self.lr, "lr")
+        if self.radius is not None:
+            check_positive(self.radius, "radius")
+        check_positive(self.huber_c, "huber_c")
+        check_probability(self.quantile, "quantile", open_low=True, open_high=True)
+        check_real(self.power, "power", low=1.0, high=2.0)
 
     def fit(self, X: Any, y: Any) -> MoMRegressor:
         """Fit the coefficients on ``X`` (``(n_samples, n_features)``) and ``y`` (``(n_samples,)``)."""
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = validate_data(self, _precheck_X(X), y, dtype=np.float64, y_numeric=True)
         n, d = X.shape
         K = int(min(self.n_blocks, n))
         rng = check_random_state(self.random_state)
@@ -170,7 +194,7 @@ class MoMRegressor(RegressorMixin, BaseEstimator):
         T = int(self.max_iter)
         beta = _mom_gradient_descent(Z, t, self.loss, lr0, T, beta, K, rng, self.radius, kw)
         score_part = make_partition(n, K, rng)
-        self.mom_risk_ = float(lower_median(block_means(loss_and_derivative(t - Z @ beta, self.loss, **kw)[0],
+        self.mom_risk_ = float(_lower_median(_block_means(_loss_and_derivative(t - Z @ beta, self.loss, **kw)[0],
                                                         score_part)))
         w = beta[:d]
         self.coef_ = w * y_sc / x_sc
@@ -182,5 +206,5 @@ class MoMRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """Predictions ``X @ coef_ + intercept_``."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, _precheck_X(X), dtype=np.float64, reset=False)
         return X @ self.coef_ + self.intercept_

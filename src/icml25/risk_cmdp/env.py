@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from icml25.core.seeding import check_random_state
+from icml25.core.validation import check_array, check_int
 
 __all__ = ["TabularCMDP", "env_risky_safe", "env_garnet"]
 
@@ -30,9 +31,10 @@ class TabularCMDP:
     """
 
     def __init__(self, P: Any, r: Any, g: Any, H: int, s1: int = 0, random_state: Any = None) -> None:
-        P, r, g = (np.asarray(x, dtype=float) for x in (P, r, g))
-        if not isinstance(H, (int, np.integer)) or H < 1:
-            raise ValueError(f"H must be a positive integer, got {H!r}")
+        H = check_int(H, "H", low=1)
+        P = check_array(P, "P", ndim=(3, 4), low=0.0)
+        r = check_array(r, "r", ndim=(2, 3), low=0.0, high=1.0)
+        g = check_array(g, "g", ndim=(2, 3), low=0.0, high=1.0)
         if P.ndim == 3:
             P = np.broadcast_to(P, (H,) + P.shape)
         if r.ndim == 2:
@@ -45,12 +47,9 @@ class TabularCMDP:
         for name, x in (("r", r), ("g", g)):
             if x.shape != (H, S, A):
                 raise ValueError(f"{name} must have shape ({S}, {A}) or ({H}, {S}, {A}), got {x.shape}")
-            if np.any(x < 0) or np.any(x > 1):
-                raise ValueError(f"{name} must lie in [0, 1]")
-        if np.any(P < 0) or np.max(np.abs(P.sum(-1) - 1)) > 1e-8:
-            raise ValueError("every row P[h, s, a, :] must be a probability vector (non-negative, summing to 1)")
-        if not 0 <= s1 < S:
-            raise ValueError(f"s1 must be a state in [0, {S}), got {s1}")
+        if np.max(np.abs(P.sum(-1) - 1)) > 1e-8:
+            raise ValueError("P: every row P[h, s, a, :] must be a probability vector (non-negative, summing to 1)")
+        s1 = check_int(s1, "s1", low=0, high=S - 1)
         self.P, self.r, self.g, self.H, self.s1 = P, r, g, int(H), int(s1)
         self.S, self.A = S, A
         self.homogeneous = bool(np.all(P == P[0]))
@@ -69,8 +68,7 @@ class TabularCMDP:
         """Take ``action`` at the current state; the episode ends after ``H`` steps."""
         if self._h >= self.H:
             raise RuntimeError("episode is over; call reset()")
-        if not 0 <= action < self.A:
-            raise ValueError(f"action must be in [0, {self.A}), got {action}")
+        action = check_int(action, "action", low=0, high=self.A - 1)
         h, s = self._h, self._s
         rew, util = float(self.r[h, s, action]), float(self.g[h, s, action])
         self._s = int(self._rng.choice(self.S, p=self.P[h, s, action]))
@@ -112,7 +110,17 @@ def env_risky_safe() -> TabularCMDP:
 
 def env_garnet(seed: int, S: int = 5, A: int = 3, H: int = 5, n_successors: int = 3) -> TabularCMDP:
     """Env G of spec §5: Garnet MDP, each (s, a) with ``n_successors`` random successors (Dirichlet(1) weights),
-    ``r ~ U[0, 1]``, ``g`` uniform on ``{0, 0.1, ..., 1}``."""
+    ``r ~ U[0, 1]``, ``g`` uniform on ``{0, 0.1, ..., 1}``.
+
+    Examples
+    --------
+    >>> env = env_garnet(0)
+    >>> env.S, env.A, env.H
+    (5, 3, 5)
+    """
+    seed = check_int(seed, "seed", low=0)
+    S, A, H = check_int(S, "S", low=1), check_int(A, "A", low=1), check_int(H, "H", low=1)
+    n_successors = check_int(n_successors, "n_successors", low=1, high=S)
     rng = np.random.default_rng(seed)
     P = np.zeros((S, A, S))
     for s in range(S):

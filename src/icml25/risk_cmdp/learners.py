@@ -10,10 +10,27 @@ import numpy as np
 
 from icml25.core.progress import progress
 from icml25.core.seeding import check_random_state
+from icml25.core.validation import check_int, check_positive, check_probability, check_real
 
 from .env import TabularCMDP
-from .planner import plan_augmented, plan_markov, random_argmax
+from .planner import _plan_augmented, _plan_markov, random_argmax
 from .risk import BudgetGrid, check_alpha
+
+
+def _check_common(learner: Any, threshold: Any, delta: Any, c_bonus: Any, eta: Any, rho: Any) -> None:
+    learner.threshold = check_real(threshold, "threshold")
+    learner.delta = check_probability(delta, "delta", open_low=True, open_high=True)
+    learner.c_bonus = check_positive(c_bonus, "c_bonus", allow_zero=True)
+    learner.eta = None if eta is None else check_positive(eta, "eta")
+    if rho is not None:
+        rho = check_real(rho, "rho", low=0.0, low_open=True, allow_inf=True)
+    learner.rho = rho
+
+
+def _check_run(env: Any, K: Any) -> int:
+    if not isinstance(env, TabularCMDP):
+        raise TypeError(f"env must be a TabularCMDP, got {type(env).__name__}")
+    return check_int(K, "K", low=1)
 
 __all__ = ["EntropicRiskCMDPLearner", "RiskNeutralPrimalDualLearner"]
 
@@ -101,15 +118,16 @@ class EntropicRiskCMDPLearner(_CountingLearner):
                  c_bonus: float = 0.005, eta: float | None = None, rho: float | None = None,
                  budget_aware: bool = True, seed: Any = None) -> None:
         self.alpha = check_alpha(alpha)
-        self.threshold = float(threshold)
-        if eps <= 0:
-            raise ValueError(f"eps must be > 0, got {eps}")
-        self.eps, self.delta, self.c_bonus = float(eps), float(delta), float(c_bonus)
-        self.eta, self.rho, self.budget_aware = eta, rho, budget_aware
+        self.eps = check_positive(eps, "eps")
+        _check_common(self, threshold, delta, c_bonus, eta, rho)
+        self.budget_aware = bool(budget_aware)
         self.seed = seed
 
     def run(self, env: TabularCMDP, K: int, callback: Any = None) -> EntropicRiskCMDPLearner:
         """Play ``K`` episodes on ``env``; ``callback(k, policy, lam)`` is called after each episode's plan."""
+        K = _check_run(env, K)
+        if self.eps > env.H:
+            raise ValueError(f"eps must be <= H = {env.H}, got {self.eps}")
         if abs(self.alpha) * env.H > 20:
             raise ValueError(f"|alpha| * H = {abs(self.alpha) * env.H:.1f} > 20 overflows exp; reduce |alpha|")
         grid = BudgetGrid(env.H, self.eps)
@@ -120,7 +138,7 @@ class EntropicRiskCMDPLearner(_CountingLearner):
         lam_idx = grid.lambda_indices
         for k in progress(range(K), "risk-sensitive episodes"):
             P, beta = self._estimates()
-            plan = plan_augmented(P, env.r, steps, beta, y, self.alpha, grid, rng)
+            plan = _plan_augmented(P, env.r, steps, beta, y, self.alpha, grid, rng)
             s1 = env.s1
             obj = plan.V_r[s1, lam_idx] + y * (grid.budgets[lam_idx] + plan.V_u[s1, lam_idx])
             i0 = int(lam_idx[random_argmax(obj, rng)])
@@ -145,10 +163,14 @@ class EntropicRiskCMDPLearner(_CountingLearner):
 
     def last_policy(self) -> tuple[np.ndarray, float]:
         """The last iterate ``(pi_K, lambda_K)``."""
+        if not getattr(self, "policies_", None):
+            raise ValueError("last_policy needs a learner that has run; call run(env, K) first")
         return self.policies_[-1], self.lambdas_[-1]
 
     def mixture_policy(self, rng: Any = None) -> tuple[np.ndarray, float]:
         """Draw one episode's ``(pi_k, lambda_k)`` uniformly (the mixture output of spec §2.6)."""
+        if not getattr(self, "policies_", None):
+            raise ValueError("mixture_policy needs a learner that has run; call run(env, K) first")
         k = int(check_random_state(rng).integers(len(self.policies_)))
         return self.policies_[k], self.lambdas_[k]
 
@@ -160,16 +182,17 @@ class RiskNeutralPrimalDualLearner(_CountingLearner):
 
     def __init__(self, threshold: float, delta: float = 0.05, c_bonus: float = 0.005, eta: float | None = None,
                  rho: float | None = None, seed: Any = None) -> None:
-        self.threshold = float(threshold)
-        self.delta, self.c_bonus, self.eta, self.rho, self.seed = float(delta), float(c_bonus), eta, rho, seed
+        _check_common(self, threshold, delta, c_bonus, eta, rho)
+        self.seed = seed
 
     def run(self, env: TabularCMDP, K: int, callback: Any = None) -> RiskNeutralPrimalDualLearner:
         """Play ``K`` episodes on ``env``."""
+        K = _check_run(env, K)
         rng, rho, eta = self._start(env, K)
         y = 0.0
         for k in progress(range(K), "risk-neutral episodes"):
             P, beta = self._estimates()
-            policy, V_r, V_g = plan_markov(P, env.r, env.g, beta, y, rng)
+            policy, V_r, V_g = _plan_markov(P, env.r, env.g, beta, y, rng)
             if callback is not None:
                 callback(k, policy, 0.0)
             C_hat = float(V_g[env.s1])
@@ -188,4 +211,6 @@ class RiskNeutralPrimalDualLearner(_CountingLearner):
 
     def last_policy(self) -> tuple[np.ndarray, float]:
         """The last iterate (Markov policy, lambda = 0)."""
+        if not getattr(self, "policies_", None):
+            raise ValueError("last_policy needs a learner that has run; call run(env, K) first")
         return self.policies_[-1], 0.0

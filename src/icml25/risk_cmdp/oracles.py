@@ -9,8 +9,10 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
+from icml25.core.validation import check_array, check_int, check_positive, check_real
+
 from .env import TabularCMDP
-from .risk import BudgetGrid, check_alpha, erm, utility
+from .risk import BudgetGrid, _utility, check_alpha, erm
 
 __all__ = ["evaluate", "terminal_budget_distribution", "solve_lp", "LPSolution", "max_erm_policy",
            "monte_carlo", "as_augmented_policy"]
@@ -18,21 +20,35 @@ __all__ = ["evaluate", "terminal_budget_distribution", "solve_lp", "LPSolution",
 
 def as_augmented_policy(policy: Any, n_budget: int) -> np.ndarray:
     """A Markov policy ``(H, S)`` copied across budgets as ``(H, S, n_budget)``; augmented policies pass through."""
-    policy = np.asarray(policy)
+    policy = check_array(policy, "policy", ndim=(2, 3), dtype=int)
     if policy.ndim == 2:
         return np.repeat(policy[:, :, None], n_budget, axis=2)
-    if policy.ndim != 3:
-        raise ValueError(f"policy must have shape (H, S) or (H, S, n_budget), got {policy.shape}")
     return policy
+
+
+def _check_inputs(env: Any, policy: Any, lam: Any, grid: Any) -> tuple[np.ndarray, float]:
+    """Validate an (env, policy, lam, grid) evaluation request; returns the augmented policy and lam."""
+    if not isinstance(env, TabularCMDP):
+        raise TypeError(f"env must be a TabularCMDP, got {type(env).__name__}")
+    if not isinstance(grid, BudgetGrid):
+        raise TypeError(f"grid must be a BudgetGrid, got {type(grid).__name__}")
+    if grid.H != env.H:
+        raise ValueError(f"grid must be built for the env's horizon H = {env.H}, got grid.H = {grid.H}")
+    lam = check_real(lam, "lam", low=0.0, high=float(env.H))
+    pol = as_augmented_policy(policy, grid.n)
+    if pol.shape != (env.H, env.S, grid.n):
+        raise ValueError(f"policy must have shape ({env.H}, {env.S}) or ({env.H}, {env.S}, {grid.n}), "
+                         f"got {pol.shape}")
+    if pol.min() < 0 or pol.max() >= env.A:
+        raise ValueError(f"policy must hold actions in [0, {env.A}), got values in [{pol.min()}, {pol.max()}]")
+    return pol, lam
 
 
 def terminal_budget_distribution(env: TabularCMDP, policy: Any, lam: float, grid: BudgetGrid) -> tuple[np.ndarray, float]:
     """Forward pass over (s, budget index) from ``(s1, lam)``: distribution of ``b_{H+1}`` and expected reward."""
-    pol = as_augmented_policy(policy, grid.n)
+    pol, lam = _check_inputs(env, policy, lam, grid)
     steps = grid.utility_steps(env.g)
     i0 = grid.offset + int(round(lam / grid.eps))
-    if not 0 <= i0 < grid.n:
-        raise ValueError(f"lam must lie in [0, H] = [0, {env.H}], got {lam}")
     d = np.zeros((env.S, grid.n))
     d[env.s1, i0] = 1.0
     ar_s = np.arange(env.S)[:, None]
@@ -54,20 +70,33 @@ def evaluate(env: TabularCMDP, policy: Any, lam: float, alpha: float, grid: Budg
     """Exact ``(V_r, ERM_alpha(G), OCE(lam))`` of a policy started with budget ``lam`` (spec §2.7).
 
     ``policy`` is ``(H, S, n_budget)`` (augmented) or ``(H, S)`` (Markov, copied across budgets).
+
+    Examples
+    --------
+    >>> from icml25.risk_cmdp import env_risky_safe
+    >>> env = env_risky_safe()
+    >>> V_r, risk, _ = evaluate(env, np.zeros((env.H, env.S), int), 0.0, -1.0, BudgetGrid(env.H, 0.1))
+    >>> round(V_r, 3), round(risk, 3)  # all-safe: reward 5 x 0.3, G = 2.5 surely
+    (1.5, 2.5)
     """
-    check_alpha(alpha)
+    alpha = check_alpha(alpha)
     dist, V_r = terminal_budget_distribution(env, policy, lam, grid)
     G = lam - grid.budgets
     keep = dist > 1e-15
     risk = erm(G[keep], dist[keep] / dist[keep].sum(), alpha)
-    oce_val = float(lam + np.sum(dist * utility(G - lam, alpha)))
+    oce_val = float(lam + np.sum(dist * _utility(G - lam, alpha)))
     return V_r, risk, oce_val
 
 
 def monte_carlo(env: TabularCMDP, policy: Any, lam: float, alpha: float, grid: BudgetGrid, n: int,
                 rng: np.random.Generator) -> tuple[float, float]:
     """Monte-Carlo ``(V_r, ERM)`` from ``n`` vectorised rollouts (for testing :func:`evaluate`)."""
-    pol = as_augmented_policy(policy, grid.n)
+    alpha = check_alpha(alpha)
+    pol, lam = _check_inputs(env, policy, lam, grid)
+    n = check_int(n, "n", low=1)
+    from icml25.core.seeding import check_random_state
+
+    rng = check_random_state(rng)
     steps = grid.utility_steps(env.g)
     s = np.full(n, env.s1)
     i = np.full(n, grid.offset + int(round(lam / grid.eps)))
@@ -137,7 +166,7 @@ def _lp_for_lambda(env: TabularCMDP, threshold: float, alpha: float, grid: Budge
                 cols.append(k)
                 vals.append(-env.P[h, s, a, sp])
         else:
-            util_row[k] = float(utility(-grid.budgets[j], alpha))
+            util_row[k] = float(_utility(-grid.budgets[j], alpha))
     A_eq = coo_matrix((vals, (rows, cols)), shape=(len(state_row), nv)).tocsr()
     res = linprog(c, A_ub=-util_row[None, :], b_ub=[lam - threshold], A_eq=A_eq, b_eq=rhs, bounds=(0, None),
                   method="highs")
@@ -153,8 +182,12 @@ def solve_lp(env: TabularCMDP, threshold: float, alpha: float, eps: float = 0.1)
     ValueError
         If no policy meets the threshold (the message gives the largest achievable ERM).
     """
-    check_alpha(alpha)
-    grid = BudgetGrid(env.H, eps)
+    alpha = check_alpha(alpha)
+    if not isinstance(env, TabularCMDP):
+        raise TypeError(f"env must be a TabularCMDP, got {type(env).__name__}")
+    threshold = check_real(threshold, "threshold")
+    grid = BudgetGrid(env.H, check_positive(eps, "eps"))
+    grid.utility_steps(env.g)  # utilities must lie on the grid
     best, per = None, {}
     for i0 in grid.lambda_indices:
         res, var = _lp_for_lambda(env, threshold, alpha, grid, int(i0))
@@ -178,8 +211,18 @@ def solve_lp(env: TabularCMDP, threshold: float, alpha: float, eps: float = 0.1)
 
 def max_erm_policy(env: TabularCMDP, alpha: float) -> tuple[np.ndarray, float]:
     """Markov policy maximising ERM by the multiplicative DP ``W_h(s) = min_a e^{alpha g} sum P W_{h+1}``;
-    returns ``(policy (H, S), ERM)``."""
-    check_alpha(alpha)
+    returns ``(policy (H, S), ERM)``.
+
+    Examples
+    --------
+    >>> from icml25.risk_cmdp import env_risky_safe
+    >>> pol, risk = max_erm_policy(env_risky_safe(), -1.0)
+    >>> round(risk, 4)  # all-safe: G = 2.5 surely
+    2.5
+    """
+    alpha = check_alpha(alpha)
+    if not isinstance(env, TabularCMDP):
+        raise TypeError(f"env must be a TabularCMDP, got {type(env).__name__}")
     W = np.ones(env.S)
     pol = np.zeros((env.H, env.S), dtype=np.int64)
     for h in range(env.H - 1, -1, -1):
