@@ -39,7 +39,7 @@ from icml25.core.optional import MissingExtraError, require
 
 __all__ = ["PretrainedModel", "REGISTRY", "known_models", "get_pretrained", "is_installed", "models_cache_dir",
            "cache_folder", "is_cached", "pretrained_path", "load_pretrained", "load_encoder", "Encoder",
-           "CacheNotWritableError", "folder_size"]
+           "CacheNotWritableError", "folder_size", "cache_problem", "installed_version"]
 
 _MARKER = "icml25-cache.json"
 _FORMAT = 1  # bump to invalidate every cache folder written by an older layout
@@ -213,7 +213,7 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _check_folder(folder: Path, m: PretrainedModel, verify: bool) -> str | None:
+def cache_problem(folder: Path, m: PretrainedModel, verify: bool = False) -> str | None:
     """None when ``folder`` is a complete cache of ``m``; otherwise why not (sizes always, SHA-256 if ``verify``)."""
     marker = folder / _MARKER
     if not folder.is_dir():
@@ -239,7 +239,7 @@ def _check_folder(folder: Path, m: PretrainedModel, verify: bool) -> str | None:
 def is_cached(name: str, verify: bool = False) -> bool:
     """True when the cache folder of ``name`` is complete (file sizes; and SHA-256 when ``verify``)."""
     m = get_pretrained(name)
-    return _check_folder(cache_folder(m.name), m, verify) is None
+    return cache_problem(cache_folder(m.name), m, verify) is None
 
 
 def folder_size(folder: Path) -> int:
@@ -401,12 +401,12 @@ def pretrained_path(name: str, verify: bool = False, rebuild: bool = False, prog
     """
     m = get_pretrained(name)
     folder = cache_folder(m.name)
-    if not rebuild and _check_folder(folder, m, verify) is None:
+    if not rebuild and cache_problem(folder, m, verify) is None:
         return folder
     sources = _source_files(m)
     root = _writable_root()
     with _locked(root / f".{m.name}.lock"):
-        why = _check_folder(folder, m, verify)  # another process may have built it while we waited
+        why = cache_problem(folder, m, verify)  # another process may have built it while we waited
         if why is None and not rebuild:
             return folder
         _say(progress, f"{m.name}: building the cache in {folder} ({why if not rebuild else 'rebuild asked'})")
