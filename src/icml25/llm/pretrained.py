@@ -400,10 +400,10 @@ def pretrained_path(name: str, verify: bool = False, rebuild: bool = False, prog
         The cache folder cannot be written (the message says how to set ``ICML25_CACHE``).
     """
     m = get_pretrained(name)
+    sources = _source_files(m)  # the package must be installed even when a cache exists (it is derived from it)
     folder = cache_folder(m.name)
     if not rebuild and cache_problem(folder, m, verify) is None:
         return folder
-    sources = _source_files(m)
     root = _writable_root()
     with _locked(root / f".{m.name}.lock"):
         why = cache_problem(folder, m, verify)  # another process may have built it while we waited
