@@ -41,6 +41,12 @@ def pretrained_folder_or_skip(name: str) -> Path:
 
 
 @pytest.fixture(scope="session")
+def pretrained_folder() -> Any:
+    """:func:`pretrained_folder_or_skip` as a fixture: ``pretrained_folder("all-minilm-l6-v2")``."""
+    return pretrained_folder_or_skip
+
+
+@pytest.fixture(scope="session")
 def gemma() -> Any:
     """HFModel of gemma-3-270m (base), loaded once per worker."""
     from icml25.llm.hf import HFModel

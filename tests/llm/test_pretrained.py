@@ -13,8 +13,6 @@ from icml25.core.optional import MissingExtraError
 from icml25.llm import load_model
 from icml25.llm import pretrained as P
 
-from .conftest import pretrained_folder_or_skip
-
 pytestmark = pytest.mark.xdist_group("pretrained_models")
 
 FEW_SHOT = "France -> Paris\nJapan -> Tokyo\nItaly -> Rome\nGermany ->"
@@ -54,8 +52,8 @@ def test_missing_package_names_the_install_command(monkeypatch):
     assert not P.is_installed("all-minilm-l6-v2")
 
 
-def test_unwritable_cache_folder_is_named(monkeypatch, tmp_path):
-    pretrained_folder_or_skip("all-minilm-l6-v2")  # skips when not installed
+def test_unwritable_cache_folder_is_named(monkeypatch, tmp_path, pretrained_folder):
+    pretrained_folder("all-minilm-l6-v2")  # skips when not installed
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("ICML25_CACHE", str(blocker / "cache"))
@@ -63,8 +61,8 @@ def test_unwritable_cache_folder_is_named(monkeypatch, tmp_path):
         P.pretrained_path("all-minilm-l6-v2", progress=False)
 
 
-def test_cache_is_atomic_and_rebuilt_when_corrupt(monkeypatch, tmp_path):
-    pretrained_folder_or_skip("all-minilm-l6-v2")
+def test_cache_is_atomic_and_rebuilt_when_corrupt(monkeypatch, tmp_path, pretrained_folder):
+    pretrained_folder("all-minilm-l6-v2")
     monkeypatch.setenv("ICML25_CACHE", str(tmp_path))
     # an interrupted build leaves neither the folder nor a temporary folder behind
     real_build = P._build_zip
@@ -79,8 +77,10 @@ def test_cache_is_atomic_and_rebuilt_when_corrupt(monkeypatch, tmp_path):
     root = tmp_path / "models"
     assert [p.name for p in root.iterdir() if not p.name.endswith(".lock")] == []
     monkeypatch.setattr(P, "_build_zip", real_build)
+    (root / ".tmp-all-minilm-l6-v2-killed").mkdir()  # what a SIGKILLed build leaves: removed by the next build
 
     folder = P.pretrained_path("all-minilm-l6-v2", progress=False)
+    assert not (root / ".tmp-all-minilm-l6-v2-killed").exists()
     meta = json.loads((folder / "icml25-cache.json").read_text())
     weights = folder / "model.safetensors"
     good = meta["files"]["model.safetensors"]["sha256"]

@@ -410,6 +410,8 @@ def pretrained_path(name: str, verify: bool = False, rebuild: bool = False, prog
         if why is None and not rebuild:
             return folder
         _say(progress, f"{m.name}: building the cache in {folder} ({why if not rebuild else 'rebuild asked'})")
+        for stale in [*root.glob(f".tmp-{m.name}-*"), *root.glob(f".old-{m.name}-*")]:
+            shutil.rmtree(stale, ignore_errors=True)  # left by a killed build; we hold the lock, so none is live
         t0 = time.perf_counter()
         tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".tmp-{m.name}-"))
         try:
