@@ -113,15 +113,24 @@ def cold_load(name: str, rows: list[dict]) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+class _Printed(list):
+    """A list that prints each row as it is added (so a run cut short keeps what it measured)."""
+
+    def append(self, r: dict) -> None:
+        print("row:", _row(r), flush=True)
+        super().append(r)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", nargs="+", default=["gemma-3-270m", "smollm2-135m-instruct"])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--no-cold", action="store_true", help="skip the cold (de-quantising) load")
+    ap.add_argument("--load-only", action="store_true", help="only the load times (cold and cached)")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    rows: list[dict] = []
+    rows: list[dict] = _Printed()
     for name in args.models:
         if not P.is_installed(name):
             print(f"{name}: not installed ({P.get_pretrained(name).install}); skipped")
@@ -131,12 +140,22 @@ def main() -> None:
         if not args.no_cold:
             cold_load(name, rows)
         torch.set_num_threads(1)
-        bench_model(name, args.threads, args.repeats, rows)
+        if args.load_only:
+            t0 = time.perf_counter()
+            load_model(f"pretrained:{name}", progress=False)
+            rows.append({"model": name, "what": "load from cache", "threads": 1,
+                         "value": time.perf_counter() - t0, "unit": "s"})
+        else:
+            bench_model(name, args.threads, args.repeats, rows)
     print("\n| model | measurement | threads | value |\n|---|---|---|---|")
     for r in rows:
-        v = r["value"]
-        val = f"{v:.1f} s" if r["unit"] == "s" else f"{v:.2f}x" if r["unit"] == "x" else f"{v:,.0f} {r['unit']}"
-        print(f"| {r['model']} | {r['what']} | {r['threads']} | {val} |")
+        print(_row(r))
+
+
+def _row(r: dict) -> str:
+    v = r["value"]
+    val = f"{v:.1f} s" if r["unit"] == "s" else f"{v:.2f}x" if r["unit"] == "x" else f"{v:,.0f} {r['unit']}"
+    return f"| {r['model']} | {r['what']} | {r['threads']} | {val} |"
 
 
 if __name__ == "__main__":
