@@ -158,7 +158,7 @@ def test_smollm_cache_equals_the_gguf_model(smollm):
     with torch.inference_mode():
         a = torch.log_softmax(smollm.model(**text).logits, -1)
         b = torch.log_softmax(ref(**text).logits, -1)
-    assert float((a - b).abs().max()) == 0.0
+    assert float((a - b).abs().max()) < 1e-6  # identical weights: equal up to kernel rounding
 
 
 # ---------------------------------------------------------------- Gemma-3-270M (base)
