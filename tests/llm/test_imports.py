@@ -8,6 +8,7 @@ import sys
 
 def test_light_names_do_not_import_torch():
     code = ("import sys, icml25.llm as L; L.OpenAIServer; L.CharTokenizer; L.ByteTokenizer; L.load_model; "
+            "L.known_models; import icml25.llm.models_cli as M; M.status_rows(); "
             "print('torch' in sys.modules, 'transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

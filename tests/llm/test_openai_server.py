@@ -47,7 +47,7 @@ class Handler(BaseHTTPRequestHandler):
         REQUESTS.append(body)
         if self.path != "/v1/completions":
             return self._send(404, {"error": {"message": f"no route {self.path}"}})
-        if body["model"] not in ("fake", "strict"):
+        if body["model"] not in ("fake", "strict", "plain"):
             return self._send(404, {"error": {"message": f"The model `{body['model']}` does not exist."}})
         if body.get("max_tokens") == 0 and (not body.get("echo") or body["model"] == "strict"):
             return self._send(400, {"error": {"message": "max_tokens must be >= 1"}})
@@ -81,8 +81,11 @@ class Handler(BaseHTTPRequestHandler):
             offsets = [a if echo else a - start for a in absolute]
             lp = {"tokens": [context[a] for a in absolute], "token_logprobs": tlp, "top_logprobs": tops,
                   "text_offset": offsets}
-        return {"index": index, "text": (prompt if body.get("echo") else "") + text, "logprobs": lp,
-                "finish_reason": finish, "stop_reason": stop_reason}
+        choice = {"index": index, "text": (prompt if body.get("echo") else "") + text, "logprobs": lp,
+                  "finish_reason": finish, "stop_reason": stop_reason}
+        if body["model"] == "plain":  # like llama.cpp / TGI / OpenAI: no stop_reason field
+            del choice["stop_reason"]
+        return choice
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +114,27 @@ def test_generate_stop(server):
     g = lm.generate(["abc"], max_tokens=10, stop=["gh", "zz"])[0][0]
     assert REQUESTS[-1]["stop"] == ["gh", "zz"]
     assert g.text == "def" and g.stop == "gh" and g.finish_reason == "stop"
+
+
+def test_two_stops_without_stop_reason(server):
+    """A server that cuts at a stop string but does not say which (no ``stop_reason``): the client cuts locally."""
+    lm = OpenAIServer(server + "/v1", model="plain")
+    assert lm.reports_stop_reason is None
+    g = lm.generate(["abc"], max_tokens=10, stop=["zz", "gh"])[0][0]
+    assert lm.reports_stop_reason is False and "stop" not in REQUESTS[-1]  # asked again without stop strings
+    assert g.text == "def" and g.stop == "gh" and g.finish_reason == "stop"
+    np.testing.assert_allclose(g.token_logprobs, [char_lp(c) for c in "def"])
+    out = lm.generate(["abc", "uvw"], max_tokens=7, stop=["ij", "y"])  # now known: one request, cut here
+    assert "stop" not in REQUESTS[-1] and REQUESTS[-1]["prompt"] == ["abc", "uvw"]
+    assert (out[0][0].text, out[0][0].stop, out[0][0].finish_reason) == ("defgh", "ij", "stop")
+    assert (out[1][0].text, out[1][0].stop, out[1][0].finish_reason) == ("x", "y", "stop")
+    g = lm.generate(["abc"], max_tokens=3, stop=["zz", "qq"])[0][0]
+    assert (g.text, g.stop, g.finish_reason) == ("def", None, "length")
+    g = lm.generate(["abc"], max_tokens=10, stop=["gh"])[0][0]  # one stop string: the server's cut is unambiguous
+    assert REQUESTS[-1]["stop"] == ["gh"] and (g.text, g.stop) == ("def", "gh")
+    vllm = OpenAIServer(server + "/v1", model="fake")  # reports stop_reason: stop strings stay on the server
+    g = vllm.generate(["abc"], max_tokens=10, stop=["zz", "gh"])[0][0]
+    assert vllm.reports_stop_reason is True and REQUESTS[-1]["stop"] == ["zz", "gh"] and g.stop == "gh"
 
 
 def test_logprobs_via_echo(server):

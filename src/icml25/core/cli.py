@@ -186,6 +186,7 @@ def _paper_tools() -> dict[str, str]:
         if p.parent.name in ("core", "llm"):
             continue
         tools[p.parent.name.replace("_", "-")] = f"icml25.{p.parent.name}.cli"
+    tools["models"] = "icml25.llm.models_cli"  # the pretrained-model registry: icml25 models [prepare NAME...]
     return tools
 
 
@@ -220,7 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_idx.set_defaults(func=_cmd_report)
 
     for name in _paper_tools():
-        sub.add_parser(name, help=f"tools of the {name} paper (icml25 {name} --help)", add_help=False)
+        what = "pretrained models from PyPI: list, prepare caches" if name == "models" else f"tools of the {name} paper"
+        sub.add_parser(name, help=f"{what} (icml25 {name} --help)", add_help=False)
     return parser
 
 

@@ -18,6 +18,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "llm": ("transformers", "httpx"),
     "dist": ("ray",),
     "plot": ("matplotlib",),
+    "models": ("gguf", "accelerate"),
 }
 
 

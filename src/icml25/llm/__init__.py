@@ -12,7 +12,8 @@ from .base import Generation, LanguageModel, Tokenizer, truncate_at_stop, valida
 
 __all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "TinyGPT", "TinyGPTConfig",
            "CharTokenizer", "ByteTokenizer", "HFModel", "OpenAIServer", "load_model", "validate_prompts",
-           "TinyGPTModule", "OpenAIServerError", "load_tokenizer", "save_random_gpt2"]
+           "TinyGPTModule", "OpenAIServerError", "load_tokenizer", "save_random_gpt2", "pretrained_path",
+           "load_encoder", "known_models"]
 
 _LAZY = {
     "TinyGPT": ("icml25.llm.tiny", "TinyGPT"),
@@ -26,6 +27,9 @@ _LAZY = {
     "TinyGPTModule": ("icml25.llm.tiny_module", "TinyGPTModule"),
     "OpenAIServerError": ("icml25.llm.openai_server", "OpenAIServerError"),
     "load_tokenizer": ("icml25.llm.tokenizers", "load_tokenizer"),
+    "pretrained_path": ("icml25.llm.pretrained", "pretrained_path"),
+    "load_encoder": ("icml25.llm.pretrained", "load_encoder"),
+    "known_models": ("icml25.llm.pretrained", "known_models"),
 }
 
 

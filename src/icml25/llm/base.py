@@ -88,8 +88,10 @@ def validate_prompts(prompts: Any, name: str = "prompts") -> list[str]:
     """Check that ``prompts`` is a non-empty list of strings (a single string is wrapped)."""
     if isinstance(prompts, str):
         return [prompts]
-    if not isinstance(prompts, (list, tuple)) or not prompts:
+    if not isinstance(prompts, (list, tuple)):
         raise TypeError(f"{name} must be a non-empty list of strings, got {type(prompts).__name__}")
+    if not prompts:
+        raise ValueError(f"{name} is an empty list; pass at least one string")
     for i, p in enumerate(prompts):
         if not isinstance(p, str):
             raise TypeError(f"{name}[{i}] must be a string, got {type(p).__name__}")

@@ -20,6 +20,7 @@ from .sampling import check_sampling_args, decode_loop, make_generator, to_gener
 __all__ = ["HFModel", "save_random_gpt2"]
 
 _CHUNK = 32  # rows per forward pass when scoring
+_MAX_LOGITS = 1 << 26  # at most this many logits (256 MB of float32) per scoring forward pass
 
 
 class HFModel:
@@ -85,6 +86,12 @@ class HFModel:
         # transformers >= 5 names the KV cache argument ``cache``; 4.x calls it ``past_key_values``
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
         self._last_kw = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
+        self._can_keep = "logits_to_keep" in params
+        special = {int(i) for i in (getattr(tokenizer, "all_special_ids", None) or [])}
+        for i, t in (getattr(tokenizer, "added_tokens_decoder", None) or {}).items():
+            if getattr(t, "special", False):
+                special.add(int(i))
+        self._special_text = {i: str(tokenizer.convert_ids_to_tokens(i)) for i in special}
 
     def __repr__(self) -> str:
         return f"HFModel({self.model.config.model_type}, params={self.num_parameters():,}, device={self.device})"
@@ -103,6 +110,24 @@ class HFModel:
 
     def _decode(self, ids: list[int]) -> str:
         return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    def _decoder_for(self, stop: list[str]) -> Any:
+        """The decoding function for a generation with stop strings ``stop``.
+
+        Special tokens are dropped from the text (``skip_special_tokens``), except those whose text occurs in a
+        stop string (e.g. ``"<|im_end|>"`` or ``"</answer>"`` registered as a special token): those are kept so
+        that the stop string can be seen and the text cut before it.
+        """
+        keep = {i for i, t in self._special_text.items() if t and any(t in s for s in stop)}
+        if not keep:
+            return self._decode
+        drop = set(self._special_text) - keep
+        tok = self.tokenizer
+
+        def decode(ids: list[int]) -> str:
+            return tok.decode([i for i in ids if i not in drop], skip_special_tokens=False)
+
+        return decode
 
     def _pad(self, seqs: list[list[int]], left: bool) -> tuple[Any, Any]:
         torch = self._torch
@@ -130,13 +155,20 @@ class HFModel:
         """Sample ``n`` continuations of each prompt (``temperature=0`` is greedy).
 
         Rows stop at the model's end-of-sequence token(s) (``generation_config.eos_token_id``) or a stop string;
-        the text is cut before the stop string. Returns ``out[i][j]``, sample ``j`` of prompt ``i``.
+        the text is cut before the stop string. A stop string may be (or contain) a special token such as
+        ``"<|im_end|>"``. Returns ``out[i][j]``, sample ``j`` of prompt ``i``.
         """
-        torch = self._torch
         prompts = validate_prompts(prompts)
         stop = check_sampling_args(n, temperature, top_p, max_tokens, stop)
+        return self._generate_ids([self._prompt_ids(p) for p in prompts], n, temperature, top_p, max_tokens, stop,
+                                  seed)
+
+    def _generate_ids(self, seqs: list[list[int]], n: int, temperature: float, top_p: float, max_tokens: int,
+                      stop: list[str], seed: int | None) -> list[list[Generation]]:
+        torch = self._torch
         gen = make_generator(seed, self._rng)
-        rows = [self._prompt_ids(p) for p in prompts for _ in range(n)]
+        decode = self._decoder_for(stop) if stop else self._decode
+        rows = [s for s in seqs for _ in range(n)]
         with torch.inference_mode():
             idx, mask = self._pad(rows, left=True)
             out = self._forward(idx, mask, use_cache=True, **self._last_kw)
@@ -154,14 +186,79 @@ class HFModel:
                 return o.logits[:, -1].float().cpu()
 
             ids, lps, finish = decode_loop(out.logits[:, -1].float().cpu(), step, max_tokens, float(temperature),
-                                           float(top_p), stop, self.eos_ids, self.pad_id, self._decode, gen)
-        return to_generations(ids, lps, finish, self._decode, stop, n)
+                                           float(top_p), stop, self.eos_ids, self.pad_id, decode, gen)
+        gens = to_generations(ids, lps, finish, decode, stop, n)
+        if decode is not self._decode:  # special tokens kept for the stop check are dropped from the text
+            kept = [t for i, t in self._special_text.items() if t and any(t in s for s in stop)]
+            for row in gens:
+                for g in row:
+                    for t in kept:
+                        g.text = g.text.replace(t, "")
+        return gens
 
-    def logprobs(self, prompts: list[str], continuations: list[str]) -> list[np.ndarray]:
+    # ------------------------------------------------------------------ chat
+    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        """The text of one conversation in the model's chat format (the tokenizer's chat template).
+
+        Parameters
+        ----------
+        messages : list of dict
+            ``[{"role": "system" | "user" | "assistant", "content": str}, ...]``.
+        add_generation_prompt : bool
+            Append the header of the assistant's turn (what :meth:`chat` generates after).
+
+        Raises
+        ------
+        ValueError
+            The tokenizer has no chat template (a base model such as ``gemma-3-270m``: prompt it with plain
+            few-shot text through :meth:`generate` instead).
+        """
+        if getattr(self.tokenizer, "chat_template", None) is None:
+            raise ValueError(f"{self!r} has no chat template (a base, not instruction-tuned, model); use generate() "
+                             "with a plain (few-shot) prompt, or an instruct model such as "
+                             "'pretrained:smollm2-135m-instruct'")
+        _check_messages(messages)
+        return self.tokenizer.apply_chat_template(messages, tokenize=False,
+                                                  add_generation_prompt=add_generation_prompt)
+
+    def chat(self, conversations: list[dict[str, str]] | list[list[dict[str, str]]], n: int = 1,
+             temperature: float = 1.0, top_p: float = 1.0, max_tokens: int = 64, stop: list[str] | None = None,
+             seed: int | None = None) -> list[list[Generation]]:
+        """Sample the assistant's reply to each conversation, formatted with the tokenizer's chat template.
+
+        Parameters
+        ----------
+        conversations : list of dict, or list of lists of dict
+            One conversation (``[{"role": "user", "content": "..."}]``) or a list of them.
+        n, temperature, top_p, max_tokens, stop, seed
+            As in :meth:`generate`; generation ends at the end-of-turn token.
+
+        Returns
+        -------
+        list of list of Generation
+            ``out[i][j]``: reply ``j`` to conversation ``i`` (one conversation gives ``len(out) == 1``).
+        """
+        if isinstance(conversations, list) and conversations and isinstance(conversations[0], dict):
+            conversations = [conversations]  # type: ignore[list-item]
+        if not isinstance(conversations, list) or not conversations:
+            raise ValueError("conversations must be a non-empty list of messages [{'role': ..., 'content': ...}] "
+                             f"or a list of such lists, got {conversations!r:.80}")
+        stop = check_sampling_args(n, temperature, top_p, max_tokens, stop)
+        texts = [self.chat_prompt(c) for c in conversations]  # type: ignore[arg-type]
+        seqs = [list(self.tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
+        return self._generate_ids(seqs, n, temperature, top_p, max_tokens, stop, seed)
+
+    def logprobs(self, prompts: list[str], continuations: list[str], fast: bool = True) -> list[np.ndarray]:
         """Log-probability of each token of ``continuations[i]`` given ``prompts[i]``.
 
         The prompt is encoded with the tokenizer's special tokens (e.g. BOS), the continuation without, and the
         two id lists are concatenated. Returns one float64 array per pair (one entry per continuation token).
+
+        With ``fast=True`` (default) the rows are left-padded so that every continuation ends at the last position,
+        the transformer body runs on the whole sequence, and the output layer (``lm_head``, for Gemma-3 a
+        262k x 640 matrix, ~60 % of the parameters) and the log-softmax run only on the last
+        ``max(len(continuation)) + 1`` positions (``logits_to_keep``). ``fast=False`` is the plain computation
+        (full logits of every position, right padding); both agree to float rounding (tested to 1e-4).
         """
         torch = self._torch
         prompts = validate_prompts(prompts)
@@ -170,15 +267,32 @@ class HFModel:
             raise ValueError(f"prompts and continuations must have the same length, got {len(prompts)} and "
                              f"{len(continuations)}")
         pairs = [(self._prompt_ids(p), self._cont_ids(c)) for p, c in zip(prompts, continuations)]
+        for i, (_, c) in enumerate(pairs):
+            if not c:
+                raise ValueError(f"continuations[{i}] = {continuations[i]!r} has no tokens; every continuation must "
+                                 "be a non-empty string (there is nothing to score)")
+        fast = fast and self._can_keep
+        width = max(len(c) for _, c in pairs) + 1 if fast else max(len(p) + len(c) for p, c in pairs)
+        vocab = int(self.model.get_output_embeddings().weight.shape[0])
+        chunk_rows = max(1, min(_CHUNK, _MAX_LOGITS // max(1, width * vocab)))
         out: list[np.ndarray] = []
         with torch.inference_mode():
-            for s in range(0, len(pairs), _CHUNK):
-                chunk = pairs[s:s + _CHUNK]
-                idx, mask = self._pad([p + c for p, c in chunk], left=False)
-                logp = torch.log_softmax(self._forward(idx, mask).logits.float(), dim=-1).cpu()
-                for r, (p, c) in enumerate(chunk):
-                    pos = torch.arange(len(p) - 1, len(p) + len(c) - 1)
-                    out.append(logp[r, pos, torch.tensor(c, dtype=torch.long)].numpy().astype(np.float64))
+            for s in range(0, len(pairs), chunk_rows):
+                chunk = pairs[s:s + chunk_rows]
+                if fast:
+                    k = max(len(c) for _, c in chunk) + 1
+                    idx, mask = self._pad([p + c for p, c in chunk], left=True)
+                    logits = self._forward(idx, mask, logits_to_keep=k).logits
+                    logp = torch.log_softmax(logits.float(), dim=-1).cpu()
+                    for r, (_, c) in enumerate(chunk):
+                        pos = torch.arange(k - len(c) - 1, k - 1)
+                        out.append(logp[r, pos, torch.tensor(c, dtype=torch.long)].numpy().astype(np.float64))
+                else:
+                    idx, mask = self._pad([p + c for p, c in chunk], left=False)
+                    logp = torch.log_softmax(self._forward(idx, mask).logits.float(), dim=-1).cpu()
+                    for r, (p, c) in enumerate(chunk):
+                        pos = torch.arange(len(p) - 1, len(p) + len(c) - 1)
+                        out.append(logp[r, pos, torch.tensor(c, dtype=torch.long)].numpy().astype(np.float64))
         return out
 
     def _last(self, prompts: list[str], hidden: bool) -> np.ndarray:
@@ -187,12 +301,10 @@ class HFModel:
         res = []
         with torch.inference_mode():
             for s in range(0, len(seqs), _CHUNK):
-                chunk = seqs[s:s + _CHUNK]
-                idx, mask = self._pad(chunk, left=False)
-                o = self._forward(idx, mask, output_hidden_states=hidden)
+                idx, mask = self._pad(seqs[s:s + _CHUNK], left=True)  # every prompt ends at the last position
+                o = self._forward(idx, mask, output_hidden_states=hidden, **self._last_kw)
                 src = o.hidden_states[-1] if hidden else o.logits
-                last = torch.tensor([len(q) - 1 for q in chunk], device=src.device)
-                res.append(src[torch.arange(len(chunk), device=src.device), last].float().cpu().numpy())
+                res.append(src[:, -1].float().cpu().numpy())
         return np.concatenate(res, axis=0)
 
     def next_token_logits(self, prompts: list[str]) -> np.ndarray:
@@ -203,6 +315,15 @@ class HFModel:
         """Last layer's hidden state (``hidden_states[-1]`` as transformers reports it) at each prompt's last
         token, shape ``(len(prompts), hidden_size)``."""
         return self._last(prompts, hidden=True)
+
+
+def _check_messages(messages: Any) -> None:
+    if not isinstance(messages, list) or not messages:
+        raise ValueError(f"messages must be a non-empty list of {{'role': ..., 'content': ...}} dicts, got "
+                         f"{messages!r:.80}")
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
+            raise ValueError(f"messages[{i}] must be a dict with string 'role' and 'content', got {m!r:.80}")
 
 
 def save_random_gpt2(directory: str | Path, corpus: list[str], n_layer: int = 2, n_embd: int = 32, n_head: int = 2,

@@ -1,4 +1,5 @@
-"""One string names any backend: ``tiny:<dir>``, ``hf:<path>`` or ``openai:<base_url>#<model>``."""
+"""One string names any backend: ``tiny:<dir>``, ``hf:<path>``, ``pretrained:<name>`` or
+``openai:<base_url>#<model>``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from .base import LanguageModel
 __all__ = ["load_model", "SPEC_FORMS"]
 
 SPEC_FORMS = ("tiny:<dir saved by TinyGPT.save>", "hf:<local transformers model folder>",
+              "pretrained:<name>  (gemma-3-270m, smollm2-135m-instruct; see `icml25 models`)",
               "openai:<base_url>#<model>  (e.g. openai:http://localhost:8000/v1#Qwen/Qwen2.5-0.5B-Instruct)")
 
 
@@ -20,6 +22,8 @@ def load_model(spec: str, **kwargs: Any) -> LanguageModel:
     spec : str
         ``"tiny:<dir>"`` loads :class:`~icml25.llm.tiny.TinyGPT` from a folder written by ``TinyGPT.save``;
         ``"hf:<path>"`` a :class:`~icml25.llm.hf.HFModel` from a local transformers folder;
+        ``"pretrained:<name>"`` an :class:`~icml25.llm.hf.HFModel` of a pretrained model installed from PyPI
+        (:mod:`icml25.llm.pretrained`; de-quantised and cached on first use);
         ``"openai:<base_url>#<model>"`` an :class:`~icml25.llm.openai_server.OpenAIServer` client.
     **kwargs
         Passed to the backend's constructor (e.g. ``device="cuda"`` for ``hf:``, ``api_key=...`` for ``openai:``).
@@ -45,6 +49,10 @@ def load_model(spec: str, **kwargs: Any) -> LanguageModel:
         from .hf import HFModel
 
         return HFModel(rest, **kwargs)
+    if kind == "pretrained":
+        from .pretrained import load_pretrained
+
+        return load_pretrained(rest, **kwargs)
     if kind == "openai":
         from .openai_server import OpenAIServer
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from icml25.core.optional import require
 
-from .base import Generation, check_sampling_args, validate_prompts
+from .base import Generation, check_sampling_args, truncate_at_stop, validate_prompts
 
 __all__ = ["OpenAIServer", "OpenAIServerError"]
 
@@ -77,6 +77,9 @@ class OpenAIServer:
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client: Any = None
         self._echo_max_tokens = 0  # some servers refuse max_tokens=0; then 1 and the extra token is ignored
+        # whether the server reports which stop string ended a completion (vLLM's ``stop_reason``); None = not yet
+        # known. Without it, two or more stop strings are applied here (the server would hide which one hit).
+        self.reports_stop_reason: bool | None = None
 
     def __repr__(self) -> str:
         return f"OpenAIServer({self.base_url!r}, model={self.model!r})"
@@ -133,8 +136,10 @@ class OpenAIServer:
         """Sample ``n`` completions of each prompt via ``POST /completions``.
 
         Returns ``out[i][j]``, sample ``j`` of prompt ``i``. ``token_logprobs`` are the server's
-        (``logprobs=1``); ``stop`` is the server's ``stop_reason`` when it reports one (vLLM does), otherwise the
-        stop string found at the end of the text or, when only one was given, that one.
+        (``logprobs=1``); ``stop`` is the server's ``stop_reason`` when it reports one (vLLM does) or the only stop
+        string given. With two or more stop strings and a server that does not report ``stop_reason`` (llama.cpp,
+        TGI, OpenAI), the server could not say which one ended a completion: the request is sent without stop
+        strings and the text is cut here (found once per client; the first such call is repeated without them).
         """
         prompts = validate_prompts(prompts)
         stop = check_sampling_args(n, temperature, top_p, max_tokens, stop)
@@ -143,14 +148,45 @@ class OpenAIServer:
             chunk = prompts[s:s + self.batch_size]
             body: dict[str, Any] = {"prompt": chunk, "n": n, "temperature": float(temperature),
                                     "top_p": float(top_p), "max_tokens": max_tokens, "logprobs": 1}
-            if stop:
-                body["stop"] = stop
             if seed is not None:
                 body["seed"] = int(seed)
+            local = len(stop) >= 2 and self.reports_stop_reason is False
+            if stop and not local:
+                body["stop"] = stop
             choices = self._choices(body, len(chunk) * n)
-            gens = [self._generation(c, stop) for c in choices]
+            if len(stop) >= 2 and self.reports_stop_reason is None:
+                self.reports_stop_reason = any("stop_reason" in c for c in choices)
+                if not self.reports_stop_reason and any(c.get("finish_reason") == "stop" for c in choices):
+                    # the server cut the text but does not say at which stop string: ask again without stop
+                    # strings (same seed) and cut here
+                    local = True
+                    body.pop("stop", None)
+                    choices = self._choices(body, len(chunk) * n)
+            gens = [self._local_stop(c, stop) if local else self._generation(c, stop) for c in choices]
             out.extend(gens[i:i + n] for i in range(0, len(gens), n))
         return out
+
+    @staticmethod
+    def _local_stop(choice: dict[str, Any], stop: list[str]) -> Generation:
+        """A completion generated without server-side stop strings, cut here before the first stop string.
+
+        Token log-probabilities are kept for the tokens that start before the cut (as a server that stops itself
+        reports them).
+        """
+        text = choice.get("text") or ""
+        lp = choice.get("logprobs") or {}
+        values = lp.get("token_logprobs") or []
+        cut, found = truncate_at_stop(text, stop)
+        if found is not None:
+            tokens = lp.get("tokens")
+            if isinstance(tokens, list) and len(tokens) == len(values):
+                starts = np.cumsum([0] + [len(str(t)) for t in tokens[:-1]])
+                values = [v for v, st in zip(values, starts) if st < len(cut)]
+            reason = "stop"
+        else:
+            reason = "stop" if choice.get("finish_reason") == "stop" else "length"
+        return Generation(text=cut, token_logprobs=[float(x) for x in values if x is not None], finish_reason=reason,
+                          stop=found)
 
     @staticmethod
     def _generation(choice: dict[str, Any], stop: list[str]) -> Generation:
