@@ -140,3 +140,11 @@ CASES = [
     BadInputCase("OpenAIServer.top_logprobs", lambda: {"prompts": ["ab"], "k": 2}, {"k": SIZE}, obj=_server),
     BadInputCase("OpenAIServer.next_token_logits", lambda: {"prompts": ["ab"], "vocab": ["a", "b"]}, obj=_server),
 ]
+
+# pretrained models (issue 17): the valid calls use the shared cache (built once, see tests/llm/conftest.py)
+CASES += [
+    BadInputCase("pretrained_path", lambda: {"name": "smollm2-135m-instruct", "progress": False}, bad={"name": TEXT}),
+    BadInputCase("load_encoder", lambda: {"spec": "pretrained:all-minilm-l6-v2", "progress": False},
+                 bad={"spec": TEXT}),
+    BadInputCase("known_models", skip="takes no arguments"),
+]

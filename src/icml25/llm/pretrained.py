@@ -138,13 +138,16 @@ def known_models() -> list[str]:
     return list(REGISTRY)
 
 
-def get_pretrained(name: str) -> PretrainedModel:
-    """The registry entry of ``name`` (a ``"pretrained:"`` prefix is accepted); ``ValueError`` lists the known."""
+def get_pretrained(name: str, arg: str = "name") -> PretrainedModel:
+    """The registry entry of ``name`` (a ``"pretrained:"`` prefix is accepted); ``ValueError`` lists the known.
+
+    ``arg`` is the caller's argument name, used in the error messages.
+    """
     if not isinstance(name, str):
-        raise TypeError(f"model name must be a string, got {type(name).__name__}")
+        raise TypeError(f"{arg} must be a model name (a string), got {type(name).__name__}")
     key = name.strip().removeprefix("pretrained:").strip().lower()
     if key not in REGISTRY:
-        raise ValueError(f"unknown pretrained model {name!r}; known: {', '.join(REGISTRY)}")
+        raise ValueError(f"{arg}: unknown pretrained model {name!r}; known: {', '.join(REGISTRY)}")
     return REGISTRY[key]
 
 
@@ -490,7 +493,7 @@ def load_encoder(spec: str, device: str = "cpu", progress: bool = True) -> Encod
     """
     if not isinstance(spec, str):
         raise TypeError(f"spec must be a string such as 'pretrained:all-minilm-l6-v2', got {type(spec).__name__}")
-    m = get_pretrained(spec)
+    m = get_pretrained(spec, arg="spec")
     if m.kind != "encoder":
         raise ValueError(f"{m.name!r} is a {m.kind} language model, not an encoder; use "
                          f"icml25.llm.load_model('pretrained:{m.name}'); encoders: "
