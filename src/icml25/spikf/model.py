@@ -228,14 +228,18 @@ class SpikFForecaster(nn.Module):
     def set_recording(self, on: bool = True) -> None:
         """Turn recording of firing rates and masks on or off (read them with :meth:`firing_rates`)."""
         for m in self.modules():
-            if isinstance(m, (LIF, SFSBlock)):
+            if isinstance(m, LIF):
+                m.record, m.last_rate = bool(on), None
+            elif isinstance(m, SFSBlock):
                 m.record = bool(on)
 
     def firing_rates(self) -> dict[str, float]:
-        """Mean output spike rate of every LIF layer in the last forward pass (recording must be on)."""
-        rates = {name: m.last_rate for name, m in self.lif_layers().items()}
-        missing = [n for n, r in rates.items() if r is None]
-        if missing:
+        """Mean output spike rate of every LIF layer that ran in the last recorded forward pass.
+
+        (The selector and mask neurons do not run with ``frequency_selection=False``.)
+        """
+        rates = {name: m.last_rate for name, m in self.lif_layers().items() if m.last_rate is not None}
+        if not rates:
             raise RuntimeError("no firing rates recorded: call set_recording(True) and run a forward pass first")
         return rates  # type: ignore[return-value]
 

@@ -125,7 +125,7 @@ def fit(model: Any, train: Any, val: Any, epochs: int = 10, lr: float = 5e-4, pa
             value = _loss(model(Xt[idx]), Yt[idx], loss)
             value.backward()
             opt.step()
-            total += float(value) * len(idx)
+            total += float(value.detach()) * len(idx)
         sched.step()
         res.train_loss.append(total / len(X))
         v = evaluate(model, val)["mae"]
