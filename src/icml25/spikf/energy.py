@@ -165,7 +165,7 @@ def spikf_layers(model: Any, stats: dict[str, Any]) -> list[LayerCost]:
     fft = 2.0 * N * math.log2(N) * C * D
     layers = [LayerCost("embed (analog)", N * D * P * C, N * D * P, C * N * D, None, 1, True, r["embed_lif"], T,
                         P * C)]
-    for k, blk in enumerate(model.sfs):
+    for k in range(len(model.sfs)):
         p = f"sfs.{k}."
         r_in = stats["block_input"][k]
         r1 = r_in + r[p + "freq_lif"]
