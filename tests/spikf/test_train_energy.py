@@ -82,7 +82,9 @@ def test_memory_energy_interpolation() -> None:
     mid = memory_access_energy(16 * 1024)  # half-way in log size between 8 and 32 KiB
     assert mid == pytest.approx(15e-12)
     assert memory_access_energy(1 << 30) == 100e-12
-    assert math.isfinite(memory_access_energy(0))
+    assert memory_access_energy(0.5) == 10e-12
+    with pytest.raises(ValueError, match="n_bytes"):
+        memory_access_energy(0)
 
 
 def test_spikf_energy_from_measured_rates() -> None:

@@ -56,6 +56,8 @@ def read_csv_series(path: str | Path, n_columns: int | None = None) -> tuple[np.
     Raises ``ValueError`` for a row with the wrong number of fields, a non-numeric or NaN value (naming row and
     column), or a variable count different from ``n_columns`` when given.
     """
+    if n_columns is not None:
+        n_columns = check_int(n_columns, "n_columns", low=1)
     path = Path(path)
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
@@ -96,6 +98,8 @@ def load_benchmark(name: str, path: str | Path | None = None, allow_download: bo
 
 def split_borders(n_rows: int, seq_len: int, split: str) -> tuple[list[int], list[int]]:
     """Start and end rows ``(border1s, border2s)`` of train/val/test (Time-Series-Library ``Dataset_*``)."""
+    n_rows = check_int(n_rows, "n_rows", low=1)
+    seq_len = check_int(seq_len, "seq_len", low=1)
     check_option(split, "split", ("ett_hour", "ett_minute", "ratio"))
     if split == "ratio":
         n_train, n_test = int(n_rows * 0.7), int(n_rows * 0.2)
@@ -131,6 +135,13 @@ class LTSFDataset:
     def __init__(self, data: Any, flag: str = "train", seq_len: int = 96, pred_len: int = 96,
                  split: str = "ett_hour", scale: bool = True) -> None:
         if isinstance(data, (str, Path)):
+            try:
+                exists = Path(data).is_file()
+            except OSError:
+                exists = False
+            if not exists:
+                raise ValueError(f"data must be an array [rows, D] or the path of an existing CSV file, got "
+                                 f"{str(data)[:60]!r}")
             data, _ = read_csv_series(data)
         values = check_array(data, "data", ndim=2)
         self.flag = check_option(flag, "flag", _FLAGS)
@@ -177,7 +188,7 @@ class LTSFDataset:
 
     def inverse_transform(self, x: Any) -> np.ndarray:
         """Map standardised values ``[..., D]`` back to the original units."""
-        x = check_array(x, "x")
+        x = check_array(x, "x", ndim=(1, 2, 3))
         if x.shape[-1] != self.n_vars:
             raise ValueError(f"x must end with {self.n_vars} variables, got shape {x.shape}")
         return x * self.std + self.mean

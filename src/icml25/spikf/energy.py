@@ -73,8 +73,8 @@ class LayerCost:
 
     def __post_init__(self) -> None:
         check_real(self.macs, "macs", low=0.0)
-        check_int(self.n_inputs, "n_inputs", low=0)
-        check_int(self.n_outputs, "n_outputs", low=0)
+        check_int(self.n_inputs, "n_inputs", low=1)
+        check_int(self.n_outputs, "n_outputs", low=1)
         check_int(self.steps, "steps", low=1)
         if self.input_rate is not None:
             check_real(self.input_rate, "input_rate", low=0.0)
@@ -84,7 +84,7 @@ class LayerCost:
 
 def memory_access_energy(n_bytes: float, points: tuple[tuple[float, float], ...] = SRAM_POINTS) -> float:
     """Energy of one 32-bit SRAM access for a memory of ``n_bytes`` (log-size interpolation, clamped)."""
-    n_bytes = check_positive(max(float(n_bytes), 1.0), "n_bytes")
+    n_bytes = max(check_positive(n_bytes, "n_bytes"), 1.0)
     if n_bytes <= points[0][0]:
         return points[0][1]
     for (s0, e0), (s1, e1) in zip(points, points[1:]):

@@ -86,6 +86,8 @@ class LIF(nn.Module):
         """Spikes ``[T, ...]`` (0/1, same dtype) for input currents ``x`` of shape ``[T, ...]``."""
         if not torch.is_tensor(x) or x.dim() < 1:
             raise TypeError(f"x must be a torch.Tensor with a leading time axis, got {type(x).__name__}")
+        if x.shape[0] < 1:
+            raise ValueError(f"x must have at least one time step on its leading axis, got shape {list(x.shape)}")
         v = torch.zeros_like(x[0])
         out = []
         for t in range(x.shape[0]):

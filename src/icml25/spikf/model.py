@@ -31,8 +31,8 @@ __all__ = ["RevIN", "SFSBlock", "SpikFForecaster", "DLinear"]
 def _check_input(x: Any, seq_len: int, n_vars: int) -> None:
     if not torch.is_tensor(x):
         raise TypeError(f"x must be a torch.Tensor of shape [B, {seq_len}, {n_vars}], got {type(x).__name__}")
-    if x.dim() != 3 or x.shape[1] != seq_len or x.shape[2] != n_vars:
-        raise ValueError(f"x must have shape [B, {seq_len}, {n_vars}] (batch, look-back, variables), "
+    if x.dim() != 3 or x.shape[0] < 1 or x.shape[1] != seq_len or x.shape[2] != n_vars:
+        raise ValueError(f"x must have shape [B >= 1, {seq_len}, {n_vars}] (batch, look-back, variables), "
                          f"got {list(x.shape)}")
     if not torch.isfinite(x).all():
         raise ValueError("x must be finite, found NaN or inf")
@@ -78,7 +78,10 @@ class SFSBlock(nn.Module):
     def __init__(self, patch_num: int, patch_dim: int, tau: float = 2.0, selector_threshold: float = 0.1,
                  frequency_selection: bool = True, surrogate_alpha: float = 4.0) -> None:
         super().__init__()
-        N, C = patch_num, patch_dim
+        N = check_int(patch_num, "patch_num", low=2)
+        C = check_int(patch_dim, "patch_dim", low=1)
+        tau = check_real(tau, "tau", low=1.0)
+        selector_threshold = check_positive(selector_threshold, "selector_threshold")
         self.n_bins = N // 2 + 1
         self.frequency_selection = bool(frequency_selection)
         self.selector = nn.Linear(N, self.n_bins)
