@@ -47,6 +47,17 @@ def _windows():
     return _ds().windows(4)
 
 
+def _regressor():
+    from icml25.spikf import SpikFRegressor
+
+    return SpikFRegressor(seq_len=16, pred_len=4, patch_num=4, patch_dim=4, T=2, hidden_dim=8, epochs=1, stride=8)
+
+
+@functools.cache
+def _fitted_regressor():
+    return _regressor().fit(_series())
+
+
 def _layer_kwargs():
     return {"name": "fc", "macs": 100.0, "n_inputs": 10, "n_outputs": 10, "input_rate": 0.2, "steps": 4,
             "spiking_output": True, "out_rate": 0.1, "params": 100}
@@ -100,6 +111,16 @@ CASES = [
     BadInputCase("FitResult", skip="a result container returned by fit(), not built from user numbers"),
     BadInputCase("collect_firing_rates", lambda: {"model": _spikf(), "X": _windows()[0], "batch_size": 8},
                  bad={"X": ARRAY, "batch_size": SIZE}),
+    BadInputCase("SpikFRegressor", lambda: {"seq_len": 16, "pred_len": 4, "patch_num": 4, "patch_dim": 4, "T": 2,
+                                            "hidden_dim": 8, "epochs": 1, "lr": 1e-3, "batch_size": 16,
+                                            "stride": 4, "val_fraction": 0.2, "tau": 2.0},
+                 bad={"seq_len": SIZE, "pred_len": SIZE, "patch_num": SIZE, "patch_dim": SIZE, "T": SIZE,
+                      "hidden_dim": SIZE, "epochs": SIZE, "lr": POSITIVE, "batch_size": SIZE, "stride": SIZE,
+                      "val_fraction": PROB, "tau": POSITIVE}),
+    BadInputCase("SpikFRegressor.fit", lambda: {"X": _series()}, obj=_regressor, bad={"X": ARRAY}),
+    BadInputCase("SpikFRegressor.predict", lambda: {"window": np.stack([_series()[:16], _series()[1:17]])},
+                 obj=_fitted_regressor,
+                 bad={"window": ARRAY}),
     BadInputCase("LayerCost", _layer_kwargs, bad={"macs": REAL, "n_inputs": SIZE, "n_outputs": SIZE,
                                                   "input_rate": REAL, "steps": SIZE, "out_rate": PROB}),
     BadInputCase("estimate", lambda: {"layers": _layers(), "e_mac": 4.6e-12, "e_ac": 0.9e-12},

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("torch")
 
 
-@pytest.mark.parametrize("name", ["lif", "model", "data", "energy"])
+@pytest.mark.parametrize("name", ["lif", "model", "data", "energy", "estimator"])
 def test_docstring_examples(name: str) -> None:
     res = doctest.testmod(importlib.import_module(f"icml25.spikf.{name}"), optionflags=doctest.ELLIPSIS)
     assert res.failed == 0 and res.attempted > 0

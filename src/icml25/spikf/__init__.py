@@ -13,11 +13,11 @@ from .energy import LayerCost, estimate, memory_access_energy, spikf_layers
 
 __all__ = ["LIF", "spike", "RevIN", "SFSBlock", "SpikFForecaster", "DLinear", "LTSFDataset", "load_benchmark",
            "read_csv_series", "split_borders", "BENCHMARKS", "fit", "evaluate", "FitResult",
-           "collect_firing_rates", "LayerCost", "estimate", "memory_access_energy", "spikf_layers"]
+           "collect_firing_rates", "SpikFRegressor", "LayerCost", "estimate", "memory_access_energy", "spikf_layers"]
 
 _LAZY = {"LIF": "lif", "spike": "lif", "RevIN": "model", "SFSBlock": "model", "SpikFForecaster": "model",
          "DLinear": "model", "fit": "train", "evaluate": "train", "FitResult": "train",
-         "collect_firing_rates": "train"}
+         "collect_firing_rates": "train", "SpikFRegressor": "estimator"}
 
 
 def __getattr__(name: str) -> Any:  # torch modules are imported on first use
