@@ -143,7 +143,7 @@ def reproduce_many(slugs: list[str], *, scale: Scale | str = Scale.QUICK, seed: 
         The user's mistakes (bad seed/seeds/executor/jobs/out, unknown slug, bad override, missing extra), before
         anything runs.
     """
-    from .executors import EXECUTORS, Task, execute, finished_report
+    from .executors import EXECUTORS, Task, TaskResult, execute, finished_report
     from .registry import PACKAGE_ROOT, ROOT_PACKAGE
 
     try:
@@ -215,7 +215,7 @@ def _write_paper(slug: str, done: dict[int, TaskResult], root: Path, seeds: int,
     """Aggregate the seeds of ``slug`` (read from their report dicts) and write ``<root>/<slug>/report.json``."""
     import shutil
 
-    from .executors import Task
+    from .executors import Task, TaskResult
 
     ordered = [done[s] for s in sorted(done)]
     paper = root / slug
