@@ -1,0 +1,72 @@
+"""Benchmark: ``icml25 reproduce`` of a few cheap real papers, serial vs ``--executor process --jobs 2``.
+
+Each executor runs in a fresh ``icml25`` process (imports included) into its own temporary folder; the reports are
+then compared (they must be identical apart from wall times and timing tables) and the wall-time ratio is printed together with the
+machine's load average, since on a shared machine the ratio depends on what else runs.
+
+    python benchmarks/core/bench_executors.py [--papers sis_vaccination inference_scaling] [--seeds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _run(papers: list[str], seeds: int, out: Path, extra: list[str]) -> float:
+    cmd = [sys.executable, "-m", "icml25.core.cli", "reproduce", *papers, "--seeds", str(seeds), "--out", str(out),
+           "--force", *extra]
+    t = time.perf_counter()
+    res = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "ICML25_PROGRESS": "0"})
+    took = time.perf_counter() - t
+    if res.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} exited {res.returncode}:\n{res.stderr[-2000:]}")
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("[") or " tasks: " in ln]
+    print("\n".join(f"    {ln}" for ln in lines))
+    return took
+
+
+def _reports(out: Path) -> dict[str, dict]:
+    """Every report.json under ``out`` without what measures time (``wall_time_s``, tables named ``*time*``)."""
+    found = {}
+    for p in sorted(out.rglob("report.json")):
+        data = json.loads(p.read_text())
+        data.pop("wall_time_s", None)
+        data["tables"] = {k: v for k, v in data.get("tables", {}).items() if "time" not in k}
+        found[str(p.relative_to(out))] = data
+    return found
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--papers", nargs="+", default=["sis_vaccination", "inference_scaling"])
+    ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        load0 = os.getloadavg()
+        print(f"serial: {len(args.papers)} papers x {args.seeds} seeds")
+        t_serial = _run(args.papers, args.seeds, Path(tmp) / "serial", [])
+        print(f"process --jobs {args.jobs}:")
+        t_proc = _run(args.papers, args.seeds, Path(tmp) / "process", ["--executor", "process", "--jobs",
+                                                                      str(args.jobs)])
+        load1 = os.getloadavg()
+        same = _reports(Path(tmp) / "serial") == _reports(Path(tmp) / "process")
+        n_reports = len(_reports(Path(tmp) / "serial"))
+    print(f"papers {', '.join(args.papers)}, {args.seeds} seeds, {os.cpu_count()} CPUs: serial {t_serial:.1f} s, "
+          f"process --jobs {args.jobs} {t_proc:.1f} s; speed-up (serial / process) {t_serial / t_proc:.2f}x; "
+          f"{n_reports} report.json files {'identical' if same else 'DIFFERENT'} apart from timings")
+    print(f"load average (1 min) before {load0[0]:.1f}, after {load1[0]:.1f}: the machine is shared, so the "
+          "speed-up is a lower bound of what an idle machine gives")
+    if not same:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
