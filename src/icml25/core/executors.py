@@ -360,7 +360,9 @@ def _execute_ray(tasks: list[Task], jobs: int | None, ray_address: str | None) -
     pending: list[Any] = []
     try:
         remote = ray.remote(max_retries=0)(run_task)
-        refs = {remote.options(num_cpus=t.threads).remote(t): t for t in tasks}
+        # a task asking for more CPUs than the cluster has would wait forever: give it the whole cluster instead
+        cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
+        refs = {remote.options(num_cpus=min(t.threads, cpus)).remote(t): t for t in tasks}
         pending = list(refs)
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
