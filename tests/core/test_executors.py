@@ -156,6 +156,10 @@ def test_resume_skips_finished_pairs(serial_reference, capsys) -> None:
     assert main(["reproduce", "alpha", "--seeds", "2", "--out", str(out), "--set", "n=50"]) == 0
     assert "2 tasks: 2 ran, 0 skipped" in capsys.readouterr().err
     assert json.loads((out / "alpha" / "seed0" / "report.json").read_text())["config"]["n"] == 50
+    assert main(["reproduce", "alpha", "--seeds", "2", "--out", str(out), "--set", "n=50"]) == 0
+    assert "2 tasks: 0 ran, 2 skipped" in capsys.readouterr().err
+    assert main(["reproduce", "alpha", "--seeds", "2", "--out", str(out), "--scale", "full"]) == 0
+    assert "2 tasks: 2 ran, 0 skipped" in capsys.readouterr().err
     assert _run(out, "--force") == 0
     err = capsys.readouterr().err
     assert "4 tasks: 4 ran, 0 skipped" in err and "alpha seed 0: skipped" not in err

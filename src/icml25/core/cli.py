@@ -11,6 +11,11 @@ Exit codes and messages:
 - ``--debug`` (alias ``--traceback``) re-raises the exception instead, for its traceback;
 - ``reproduce --strict``: exit 1 when a claim of the run's scale fails.
 
+``reproduce`` runs every (paper, seed) as one task (:func:`icml25.core.runner.reproduce_many`) with
+``--executor serial`` (default), ``process`` (``--jobs N`` local processes) or ``ray`` (a local Ray instance, or a
+cluster with ``--ray-address auto|ray://host:10001``); a task whose ``report.json`` has the run's scale, seed and
+config is skipped unless ``--force``; a failed task leaves its ``error.log`` and the others go on.
+
 Per-paper tools (``icml25 <paper> ...``) take user values straight into library calls, so there a ``ValueError``,
 ``KeyError``, ``ImportError`` or ``FileNotFoundError`` is also reported as a user error (exit 2).
 """
