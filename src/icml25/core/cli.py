@@ -155,6 +155,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         if result.status == "user" and (debug or len(slugs) == 1):
             raise result.exception if result.exception is not None else UsageError(result.error)
 
+    def on_start(task: typing.Any) -> None:
+        print(f"» {task.name} ({task.scale})", file=sys.stderr)
+
     def on_paper(report: typing.Any) -> None:
         if isinstance(report.seed, list):
             print(f"  {_summary_line(report)} (over seeds {', '.join(map(str, report.seed))})", file=sys.stderr)
@@ -163,7 +166,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         summary = reproduce_many(slugs, scale=args.scale, seed=args.seed, seeds=args.seeds, out=args.out,
                                  overrides=overrides, executor=args.executor, jobs=args.jobs,
                                  ray_address=args.ray_address, force=args.force, on_result=on_result,
-                                 on_paper=on_paper)
+                                 on_paper=on_paper, on_start=on_start)
     finally:
         for _ in bar:  # close the progress bar
             pass

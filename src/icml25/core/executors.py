@@ -23,7 +23,7 @@ import pickle
 import sys
 import time
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -288,7 +288,7 @@ def _ensure_log(result: TaskResult) -> TaskResult:
 
 
 def execute(tasks: Iterable[Task], executor: str = "serial", jobs: int | None = None,
-            ray_address: str | None = None) -> Iterator[TaskResult]:
+            ray_address: str | None = None, on_start: Callable[[Task], None] | None = None) -> Iterator[TaskResult]:
     """Run ``tasks`` with ``executor`` and yield each :class:`TaskResult` as its task finishes.
 
     Parameters
@@ -303,6 +303,8 @@ def execute(tasks: Iterable[Task], executor: str = "serial", jobs: int | None = 
     ray_address : str, optional
         ``ray``: the address of an existing cluster (``"auto"``, ``"ray://host:10001"``); None starts a local
         instance unless this process already initialised Ray.
+    on_start : callable, optional
+        ``serial``: called with each task just before it runs (the other executors start tasks on their own).
 
     Closing the generator early (an exception in the consumer) cancels the tasks not yet started.
     """
@@ -315,6 +317,8 @@ def execute(tasks: Iterable[Task], executor: str = "serial", jobs: int | None = 
         return
     if executor == "serial":
         for t in tasks:
+            if on_start is not None:
+                on_start(t)
             yield run_task(t, in_process=True)
     elif executor == "process":
         yield from _execute_process(tasks, jobs)

@@ -108,7 +108,8 @@ def reproduce_many(slugs: list[str], *, scale: Scale | str = Scale.QUICK, seed: 
                    out: str | Path = "reports", overrides: dict[str, str] | None = None, executor: str = "serial",
                    jobs: int | None = None, ray_address: str | None = None, force: bool = False,
                    on_result: Callable[[TaskResult, int, int], None] | None = None,
-                   on_paper: Callable[[Report], None] | None = None) -> RunSummary:
+                   on_paper: Callable[[Report], None] | None = None,
+                   on_start: Callable[[Any], None] | None = None) -> RunSummary:
     """Run every (paper, seed) of ``slugs`` as one task with ``executor``; aggregate and write each paper's report.
 
     Each task writes its report to its own folder (:func:`task_folder`); when all seeds of a paper finished,
@@ -136,6 +137,8 @@ def reproduce_many(slugs: list[str], *, scale: Scale | str = Scale.QUICK, seed: 
         stops the run (tasks not started are cancelled).
     on_paper : callable, optional
         ``on_paper(report)`` when a paper's report is written.
+    on_start : callable, optional
+        ``on_start(task)`` before a task runs (serial executor only).
 
     Raises
     ------
@@ -204,7 +207,7 @@ def reproduce_many(slugs: list[str], *, scale: Scale | str = Scale.QUICK, seed: 
             todo.append(t)
         else:
             finish(TaskResult(t, "skipped", report=found))
-    for result in execute(todo, executor, jobs=jobs, ray_address=ray_address):
+    for result in execute(todo, executor, jobs=jobs, ray_address=ray_address, on_start=on_start):
         finish(result)
     summary.reports = {s: summary.reports[s] for s in plan if s in summary.reports}
     return summary
