@@ -23,6 +23,7 @@ Per-paper tools (``icml25 <paper> ...``) take user values straight into library 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import sys
@@ -126,7 +127,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .config import parse_set_args
     from .data import set_allow_download
     from .errors import ReproductionError, UsageError, one_line
-    from .progress import progress
+    from .progress import progress_bar
     from .report import write_index
     from .runner import _summary_line, reproduce_many
 
@@ -142,10 +143,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     slugs = sorted(known) if args.slugs == ["all"] else list(dict.fromkeys(args.slugs))
     debug = args.debug or args.debug_global
     failures: list[typing.Any] = []
-    bar = iter(progress(range(len(slugs) * args.seeds), description="reproduce", total=len(slugs) * args.seeds))
+    stack = contextlib.ExitStack()
+    advance = stack.enter_context(progress_bar(len(slugs) * args.seeds, f"reproduce ({args.executor})"))
 
     def on_result(result: typing.Any, done: int, total: int) -> None:
-        next(bar, None)
+        advance()
         print(_task_line(result, done, total), file=sys.stderr)
         if result.status == "internal" and debug:
             if result.exception is not None:
@@ -168,8 +170,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
                                  ray_address=args.ray_address, force=args.force, on_result=on_result,
                                  on_paper=on_paper, on_start=on_start)
     finally:
-        for _ in bar:  # close the progress bar
-            pass
+        stack.close()
     out = Path(args.out)
     results = list(summary.reports.values())
     failures = summary.failed
