@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -19,16 +20,23 @@ import time
 from pathlib import Path
 
 
+def _cpu() -> float:
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
 def _run(papers: list[str], seeds: int, out: Path, extra: list[str]) -> float:
+    """Wall time of one ``icml25 reproduce`` (its task lines and CPU time printed)."""
     cmd = [sys.executable, "-m", "icml25.core.cli", "reproduce", *papers, "--seeds", str(seeds), "--out", str(out),
            "--force", *extra]
-    t = time.perf_counter()
+    t, c = time.perf_counter(), _cpu()
     res = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "ICML25_PROGRESS": "0"})
-    took = time.perf_counter() - t
+    took, cpu = time.perf_counter() - t, _cpu() - c
     if res.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} exited {res.returncode}:\n{res.stderr[-2000:]}")
     lines = [ln for ln in res.stderr.splitlines() if ln.startswith("[") or " tasks: " in ln]
     print("\n".join(f"    {ln}" for ln in lines))
+    print(f"    wall {took:.1f} s, CPU time {cpu:.1f} s (all processes): {cpu / took:.2f} cores used on average")
     return took
 
 
