@@ -26,6 +26,7 @@ PAPER = textwrap.dedent('''
     class Config:
         n: int = 40
         fail_seed: int = -1  # the seed that raises (a bug), -1: none
+        crash_seed: int = -1  # the seed whose process dies (os._exit), -1: none
         @classmethod
         def quick(cls): return cls()
         @classmethod
@@ -38,6 +39,8 @@ PAPER = textwrap.dedent('''
 
         if seed == config.fail_seed:
             1 / 0
+        if seed == config.crash_seed:
+            os._exit(3)
         rng = np.random.default_rng(seed + {k})
         a = rng.normal(size=(config.n, config.n))
         spd = a @ a.T + config.n * np.eye(config.n)
@@ -201,3 +204,16 @@ def test_executor_usage_errors(papers, tmp_path, capsys) -> None:
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and msg in err[0], err
     assert not (tmp_path / "o" / "alpha").exists()
+
+
+def test_a_dying_worker_takes_no_other_task_with_it(papers, tmp_path, capsys) -> None:
+    src = papers / "flaky" / "reproduce.py"
+    src.write_text(src.read_text().replace("crash_seed: int = -1", "crash_seed: int = 0"))
+    out = tmp_path / "o"
+    assert main(["reproduce", "flaky", "alpha", "--seeds", "2", "--out", str(out), "--executor", "process",
+                 "--jobs", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "4 tasks: 3 ran, 0 skipped, 1 failed" in err and "internal error in flaky seed 0: " in err
+    assert "BrokenProcessPool" in (out / "flaky" / "seed0" / "error.log").read_text()
+    for p in ("alpha/report.json", "flaky/seed1/report.json"):
+        assert (out / p).exists(), p

@@ -327,11 +327,29 @@ def execute(tasks: Iterable[Task], executor: str = "serial", jobs: int | None = 
 
 
 def _execute_process(tasks: list[Task], jobs: int | None) -> Iterator[TaskResult]:
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    """A spawned process pool; the tasks of a pool broken by a dying worker are rerun once, each in its own pool."""
+    from concurrent.futures.process import BrokenProcessPool
 
     if jobs is None:
         jobs = max(1, (os.cpu_count() or 1) // max(t.threads for t in tasks))
+    broken: list[Task] = []
+    for task, result in _pool_results(tasks, jobs):
+        if isinstance(result, BrokenProcessPool):
+            broken.append(task)  # a worker died (killed, out of memory, a crash in C): which task did is unknown
+        elif isinstance(result, BaseException):
+            yield _crashed(task, result)
+        else:
+            yield result
+    for task in broken:  # alone in a fresh pool, a task that kills its worker takes no other task with it
+        for _, result in _pool_results([task], 1):
+            yield _crashed(task, result) if isinstance(result, BaseException) else result
+
+
+def _pool_results(tasks: list[Task], jobs: int) -> Iterator[tuple[Task, Any]]:
+    """``(task, TaskResult or the exception of its future)`` as the tasks finish in a pool of ``jobs`` processes."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
     # spawn, not fork: a forked child would inherit the parent's torch/OpenMP thread pools and locks
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=multiprocessing.get_context("spawn"))
     futures = {pool.submit(run_task, t): t for t in tasks}
@@ -341,10 +359,9 @@ def _execute_process(tasks: list[Task], jobs: int | None) -> Iterator[TaskResult
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for f in sorted(done, key=lambda f: tasks.index(futures[f])):
                 try:
-                    result = f.result()
+                    yield futures[f], f.result()
                 except Exception as exc:  # the worker died (BrokenProcessPool) or the result did not unpickle
-                    result = _crashed(futures[f], exc)
-                yield result
+                    yield futures[f], exc
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
