@@ -11,6 +11,11 @@ Exit codes and messages:
 - ``--debug`` (alias ``--traceback``) re-raises the exception instead, for its traceback;
 - ``reproduce --strict``: exit 1 when a claim of the run's scale fails.
 
+``reproduce`` runs every (paper, seed) as one task (:func:`icml25.core.runner.reproduce_many`) with
+``--executor serial`` (default), ``process`` (``--jobs N`` local processes) or ``ray`` (a local Ray instance, or a
+cluster with ``--ray-address auto|ray://host:10001``); a task whose ``report.json`` has the run's scale, seed and
+config is skipped unless ``--force``; a failed task leaves its ``error.log`` and the others go on.
+
 Per-paper tools (``icml25 <paper> ...``) take user values straight into library calls, so there a ``ValueError``,
 ``KeyError``, ``ImportError`` or ``FileNotFoundError`` is also reported as a user error (exit 2).
 """
@@ -18,6 +23,7 @@ Per-paper tools (``icml25 <paper> ...``) take user values straight into library 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import sys
@@ -99,62 +105,95 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _task_line(result: typing.Any, done: int, total: int) -> str:
+    """One line per finished task: ``[3/8] demo seed 1: paper claims: 2/2 held; ... (1.2 s)``."""
+    from .report import counts_text
+
+    head = f"[{done}/{total}] {result.task.name}"
+    if result.status == "skipped":
+        return f"{head}: skipped, its report.json has this scale, seed and config (--force reruns it)"
+    if result.status in ("internal", "user"):
+        kind = "internal error" if result.status == "internal" else "error"
+        return f"{head}: FAILED ({kind}: {result.error}) after {result.wall_time_s:.1f} s"
+    counts: dict[str, dict[str, int]] = {}
+    for c in (result.report or {}).get("claims", []):
+        d = counts.setdefault(c.get("kind") or "unspecified", {"held": 0, "failed": 0, "not measured": 0, "total": 0})
+        d[c.get("status", "failed")] = d.get(c.get("status", "failed"), 0) + 1
+        d["total"] += 1
+    return f"{head}: {counts_text(counts)} ({result.wall_time_s:.1f} s)"
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from .config import apply_overrides, parse_set_args
+    from .config import parse_set_args
     from .data import set_allow_download
-    from .errors import USER_ERRORS, ReproductionError, UnknownSlugError, UsageError, one_line
-    from .optional import check_extras
-    from .registry import discover, get_reproduction
+    from .errors import ReproductionError, UsageError, one_line
+    from .progress import progress_bar
     from .report import write_index
-    from .runner import _summary_line, prepare_out, run_reproduction
+    from .runner import _summary_line, reproduce_many
 
     set_allow_download(args.allow_download)
     overrides = parse_set_args(args.set)
+    if args.executor == "serial" and args.jobs is not None:
+        raise UsageError("--jobs needs --executor process or ray (the serial executor runs one task at a time)")
+    if args.ray_address is not None and args.executor != "ray":
+        raise UsageError("--ray-address needs --executor ray")
+    from .registry import discover
+
     known = discover()
     slugs = sorted(known) if args.slugs == ["all"] else list(dict.fromkeys(args.slugs))
-    for s in slugs:
-        if s not in known:
-            raise UnknownSlugError(f"unknown paper slug {s!r}; known slugs: {', '.join(sorted(known)) or '(none)'}")
-    if overrides and len(slugs) > 1:
-        raise UsageError("--set applies to one paper's config; name a single slug with --set")
-    # every mistake the user can fix fails here, before anything runs
-    out = prepare_out(Path(args.out))
-    for s in slugs:
-        entry = get_reproduction(s)
-        check_extras(entry.extras)
-        if overrides:
-            apply_overrides(entry.default_config(args.scale), overrides)
-        prepare_out(out / s)
     debug = args.debug or args.debug_global
-    results = []
-    failed_any, internal, user = False, False, False
-    for slug in slugs:
-        print(f"» {slug} ({args.scale})", file=sys.stderr)
-        try:
-            rep = run_reproduction(slug, scale=args.scale, seed=args.seed, seeds=args.seeds, out=out,
-                                   overrides=overrides)
-        except ReproductionError as exc:
-            if debug:
-                raise exc.original from None
-            internal = True
-            where = f"the full traceback is in {exc.log_path}" if exc.log_path else "its traceback could not be saved"
-            print(f"icml25: {exc}", file=sys.stderr)
-            print(f"icml25: this is a bug in icml25; {where} (rerun with --debug to see it here)", file=sys.stderr)
-            continue
-        except USER_ERRORS as exc:
-            if debug or len(slugs) == 1:
-                raise
-            user = True
-            print(f"icml25: error in {slug}: {one_line(str(exc))}", file=sys.stderr)
-            continue
-        results.append(rep)
-        failed_any |= not all(c.held for c in rep.claims_at(rep.scale))
-        print(_summary_line(rep), file=sys.stderr)
+    failures: list[typing.Any] = []
+    stack = contextlib.ExitStack()
+    advance = stack.enter_context(progress_bar(len(slugs) * args.seeds, f"reproduce ({args.executor})"))
+
+    def on_result(result: typing.Any, done: int, total: int) -> None:
+        advance()
+        print(_task_line(result, done, total), file=sys.stderr)
+        if result.status == "internal" and debug:
+            if result.exception is not None:
+                raise result.exception
+            raise ReproductionError(result.task.slug, RuntimeError(result.error + "\n" + result.traceback),
+                                    result.log_path)
+        if result.status == "user" and (debug or len(slugs) == 1):
+            raise result.exception if result.exception is not None else UsageError(result.error)
+
+    def on_start(task: typing.Any) -> None:
+        print(f"» {task.name} ({task.scale})", file=sys.stderr)
+
+    def on_paper(report: typing.Any) -> None:
+        if isinstance(report.seed, list):
+            print(f"  {_summary_line(report)} (over seeds {', '.join(map(str, report.seed))})", file=sys.stderr)
+
+    try:
+        summary = reproduce_many(slugs, scale=args.scale, seed=args.seed, seeds=args.seeds, out=args.out,
+                                 overrides=overrides, executor=args.executor, jobs=args.jobs,
+                                 ray_address=args.ray_address, force=args.force, on_result=on_result,
+                                 on_paper=on_paper, on_start=on_start)
+    finally:
+        stack.close()
+    out = Path(args.out)
+    results = list(summary.reports.values())
+    failures = summary.failed
+    idx = write_index(out)
     if args.slugs == ["all"] or len(slugs) > 1:
-        idx = write_index(out)
         print(f"index written to {idx}", file=sys.stderr)
-    else:
-        write_index(out)
+    c = summary.counts
+    if len(summary.results) > 1 or c["skipped"] or c["failed"]:
+        print(f"{len(summary.results)} tasks: {c['ran']} ran, {c['skipped']} skipped, {c['failed']} failed"
+              + (f" ({args.executor} executor)" if args.executor != "serial" else ""), file=sys.stderr)
+    internal = user = False
+    for f in failures:
+        where = f" seed {f.task.seed}" if args.seeds > 1 else ""
+        if f.status == "internal":
+            internal = True
+            log = (f"the full traceback is in {f.log_path}" if f.log_path
+                   else "its traceback could not be saved")
+            print(f"icml25: internal error in {f.task.slug}{where}: {f.error}", file=sys.stderr)
+            print(f"icml25: this is a bug in icml25; {log} (rerun with --debug to see it here)", file=sys.stderr)
+        else:
+            user = True
+            print(f"icml25: error in {f.task.slug}{where}: {one_line(f.error)}", file=sys.stderr)
+    failed_any = any(not all(cl.held for cl in r.claims_at(r.scale)) for r in results)
     if args.json:
         print(json.dumps([r.to_dict() for r in results], indent=2, default=str))
     else:
@@ -214,6 +253,15 @@ def build_parser() -> argparse.ArgumentParser:
     p_rep.add_argument("--strict", action="store_true", help="exit 1 when a claim of the run's scale fails")
     p_rep.add_argument("--allow-download", action="store_true", help="allow downloading missing data sets")
     p_rep.add_argument("--debug", action="store_true", help="re-raise an error inside a reproduction (traceback)")
+    p_rep.add_argument("--executor", choices=["serial", "process", "ray"], default="serial",
+                       help="where the (paper, seed) tasks run: one after another here (default), a local "
+                            "process pool, or Ray tasks (local, or a cluster with --ray-address)")
+    p_rep.add_argument("--jobs", type=_int_at_least(1), default=None,
+                       help="worker processes (process) or CPUs of the local Ray instance (ray)")
+    p_rep.add_argument("--ray-address", default=None, metavar="ADDR",
+                       help="an existing Ray cluster: 'auto' or 'ray://host:10001' (needs --executor ray)")
+    p_rep.add_argument("--force", action="store_true",
+                       help="rerun (paper, seed) tasks whose report.json of the same scale and config exists")
     p_rep.set_defaults(func=_cmd_reproduce)
 
     p_idx = sub.add_parser("report", help="rebuild <out>/index.md from existing reports")

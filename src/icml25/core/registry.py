@@ -45,6 +45,9 @@ class Reproduction:
     stub : callable or None
         The paper's stub: the same reproduction with the paper's method replaced by its naive baseline
         (registered with :func:`reproduction_stub`). Every quick ``paper`` claim must fail on it.
+    threads : int
+        The torch/BLAS thread count the reproduction runs best with (default 1). ``icml25 reproduce`` sets it in
+        every (paper, seed) task and a Ray task reserves that many CPUs, so parallel tasks do not oversubscribe.
     """
 
     slug: str
@@ -55,6 +58,7 @@ class Reproduction:
     func: Callable[..., Any] | None = None
     module: str = ""
     stub: Callable[..., Any] | None = None
+    threads: int = 1
     _extra_meta: dict[str, Any] = field(default_factory=dict)
 
     def default_config(self, scale: Any) -> Any:
@@ -67,19 +71,22 @@ class Reproduction:
 
 
 def reproduction(*, slug: str, title: str, arxiv: str = "", extras: tuple[str, ...] = (),
-                 config: type | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+                 config: type | None = None, threads: int = 1) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a reproduction function under ``slug``.
 
     The decorated function has the signature ``(scale: Scale, seed: int, out: Path, config) -> Report``; ``out``
     is the paper's own output folder (``<out>/<slug>``). ``config`` is an instance of the ``config`` dataclass
-    (``config.quick()``/``config.full()`` with user overrides applied).
+    (``config.quick()``/``config.full()`` with user overrides applied). ``threads`` (a literal integer >= 1,
+    default 1) is the torch/BLAS thread count the reproduction runs best with; every task of it runs with it.
 
     Raises
     ------
     ValueError
-        If another function already registered ``slug`` (duplicate names are refused), or if ``config`` lacks
-        ``quick``/``full`` presets.
+        If another function already registered ``slug`` (duplicate names are refused), if ``config`` lacks
+        ``quick``/``full`` presets, or if ``threads`` is not an integer >= 1.
     """
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"reproduction {slug!r}: threads must be an integer >= 1, got {threads!r}")
     if config is not None:
         if not dataclasses.is_dataclass(config) or not all(hasattr(config, m) for m in ("quick", "full")):
             raise ValueError(f"reproduction {slug!r}: config must be a dataclass with quick() and full() presets")
@@ -91,7 +98,7 @@ def reproduction(*, slug: str, title: str, arxiv: str = "", extras: tuple[str, .
             raise ValueError(f"reproduction slug {slug!r} is already registered by {existing.module}")
         stub = existing.stub if existing is not None and existing.module == module else None
         _REGISTRY[slug] = Reproduction(slug=slug, title=title, arxiv=arxiv, extras=tuple(extras), config=config,
-                                       func=func, module=module, stub=stub)
+                                       func=func, module=module, stub=stub, threads=threads)
         func.__icml25_slug__ = slug  # type: ignore[attr-defined]
         return func
 
@@ -120,12 +127,16 @@ def reproduction_stub(*, slug: str) -> Callable[[Callable[..., Any]], Callable[.
 def _literal_kwargs(call: ast.Call) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for kw in call.keywords:
-        if kw.arg in ("slug", "title", "arxiv", "extras"):
+        if kw.arg in ("slug", "title", "arxiv", "extras", "threads"):
             try:
                 out[kw.arg] = ast.literal_eval(kw.value)
             except ValueError:
                 pass
     return out
+
+
+def _threads(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else 1
 
 
 def discover(root: Path | None = None) -> dict[str, Reproduction]:
@@ -153,6 +164,7 @@ def discover(root: Path | None = None) -> dict[str, Reproduction]:
                         raise ValueError(f"duplicate reproduction slug {slug!r} in {path} and {found[slug].module}")
                     found[slug] = Reproduction(slug=slug, title=kw.get("title", ""), arxiv=kw.get("arxiv", ""),
                                                extras=tuple(kw.get("extras", ())),
+                                               threads=_threads(kw.get("threads", 1)),
                                                module=f"{ROOT_PACKAGE}.{pkg}.reproduce")
     return found
 
