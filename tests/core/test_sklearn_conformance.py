@@ -104,6 +104,8 @@ def _expected_failed_checks(estimator: Any) -> dict[str, str]:
     return EXPECTED_FAILURES.get(type(estimator).__name__, {})
 
 
+# the probit instance has no fallback ridge: on the checks' separable blobs it warns (as documented) and still fits
+@pytest.mark.filterwarnings("ignore:the RR likelihood has no finite maximiser")
 @parametrize_with_checks(INSTANCES, expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator: Any, check: Any) -> None:
     check(estimator)

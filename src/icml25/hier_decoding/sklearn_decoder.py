@@ -60,6 +60,21 @@ class HierarchicalDecoder(MetaEstimatorMixin, BaseEstimator):
     >>> dec = HierarchicalDecoder(LogisticRegression(), h, "mistake_severity").fit(X, y)
     >>> dec.predict(X[:3]).shape
     (3, 7)
+
+    In a ``Pipeline`` and ``GridSearchCV`` (``score`` is the target metric, losses negated):
+
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> pipe = make_pipeline(StandardScaler(), HierarchicalDecoder(LogisticRegression(), h, "mistake_severity"))
+    >>> search = GridSearchCV(pipe, {"hierarchicaldecoder__estimator__C": [0.1, 1.0]}, cv=3).fit(X, y)
+    >>> search.predict(X[:3]).shape
+    (3, 7)
+
+    Without a hierarchy the decoder builds a flat one from the labels seen in ``fit``:
+
+    >>> HierarchicalDecoder().fit(X, np.array(["cat", "dog", "fish", "owl"])[y]).hierarchy_.n_leaves
+    4
     """
 
     def __init__(self, estimator: Any = None, hierarchy: Hierarchy | None = None,

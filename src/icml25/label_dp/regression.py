@@ -158,6 +158,17 @@ class RRBinaryRegression(ClassifierMixin, BaseEstimator):
     >>> m = RRBinaryRegression(p=0.8, q=0.8).fit(X, y_tilde)
     >>> bool(np.all(np.abs(m.coef_ - [1.0, -0.5]) < 0.3))
     True
+
+    The channel is a hyper-parameter, so the estimator works in a ``Pipeline`` and ``GridSearchCV`` (``score`` is
+    the accuracy of the clean-label prediction against the labels given, here the released ones):
+
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> pipe = make_pipeline(StandardScaler(), RRBinaryRegression(p=0.8, q=0.8))
+    >>> search = GridSearchCV(pipe, {"rrbinaryregression__link": ["logit", "probit"]}, cv=3).fit(X, y_tilde)
+    >>> search.best_estimator_.predict_proba(X[:2]).shape
+    (2, 2)
     """
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
