@@ -214,7 +214,7 @@ def precheck_sklearn_X(X: Any) -> Any:
     >>> precheck_sklearn_X([[1.0, float("nan")]])
     Traceback (most recent call last):
     ...
-    ValueError: X must be finite, found NaN or inf
+    ValueError: X must be finite, found 1 NaN/inf value(s)
     """
     if isinstance(X, (str, bytes)):
         raise TypeError(f"X must be a 2-D array of numbers (n_samples, n_features), got the string {X[:40]!r}")
