@@ -84,7 +84,7 @@ class HierarchicalDecoder(MetaEstimatorMixin, BaseEstimator):
         self.metric = metric
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
-        """Input tags (sparse, NaN) are those of the wrapped classifier."""
+        """Supervised (``y`` required); input tags (sparse, NaN) are those of the wrapped classifier."""
         from sklearn.linear_model import LogisticRegression
         from sklearn.utils import get_tags
 
@@ -92,6 +92,7 @@ class HierarchicalDecoder(MetaEstimatorMixin, BaseEstimator):
         inner = get_tags(LogisticRegression() if self.estimator is None else self.estimator)
         tags.input_tags.sparse = inner.input_tags.sparse
         tags.input_tags.allow_nan = inner.input_tags.allow_nan
+        tags.target_tags.required = True
         return tags
 
     def _check_setup(self, y: Any) -> Any:
