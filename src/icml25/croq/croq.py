@@ -140,7 +140,8 @@ class CROQ:
         The LLM (first and second pass).
     scorer : "logits" or CPOptScorer
         ``"logits"``: the softmax of the letter logits; otherwise a CP-OPT scorer trained in :meth:`fit` on
-        :func:`answer_features` of the first pass.
+        :func:`answer_features` of the first pass (any object with ``fit(X, y, n_options=...)`` and
+        ``option_scores(X, n_options)``, as :class:`CPOptScorer`).
     alpha : float
         Target miscoverage of the conformal sets.
     singleton_rule : {"set", "first"}
