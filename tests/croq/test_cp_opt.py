@@ -57,7 +57,7 @@ def test_scorer_learns_smaller_sets_than_noisy_baseline(global_seed: int) -> Non
     noisy /= noisy.sum(1, keepdims=True)
     tr, cal, te = np.arange(600), np.arange(600, 1000), np.arange(1000, n)
     sc = CPOptScorer(hidden_dims=(32, 32), epochs=150, lr=3e-3, beta=20, alpha=0.1, random_state=global_seed)
-    s = sc.fit(feats[tr], np.full(600, m), y[tr]).score(feats, np.full(n, m))
+    s = sc.fit(feats[tr], y[tr], n_options=np.full(600, m)).option_scores(feats, np.full(n, m))
     assert sc.loss_curve_[-1] < sc.loss_curve_[0]
     sizes = {}
     for name, sco in (("opt", s), ("base", noisy)):
@@ -74,13 +74,34 @@ def test_scorer_masks_padded_slots_and_validates() -> None:
     X = rng.normal(size=(40, 3))
     k = np.array([2, 3] * 20)
     y = np.zeros(40, dtype=int)
-    sc = CPOptScorer(hidden_dims=(8,), epochs=3).fit(X, k, y)
-    s = sc.score(X, k)
+    sc = CPOptScorer(hidden_dims=(8,), epochs=3).fit(X, y, n_options=k)
+    s = sc.option_scores(X, k)
     assert s.shape == (40, 3) and np.all(s[k == 2, 2] == 0) and np.allclose(s.sum(1), 1)
     with pytest.raises(ValueError, match="outside the option range"):
-        CPOptScorer(epochs=1).fit(X, k, np.full(40, 2))
+        CPOptScorer(epochs=1).fit(X, np.full(40, 2), n_options=k)
     with pytest.raises(ValueError, match="NaN"):
-        CPOptScorer(epochs=1).fit(np.full((40, 3), np.nan), k, y)
+        CPOptScorer(epochs=1).fit(np.full((40, 3), np.nan), y, n_options=k)
     with pytest.raises(ValueError, match="not fitted"):
-        CPOptScorer().score(X, k)
+        CPOptScorer().option_scores(X, k)
     assert CPOptScorer(lam=3.0).get_params()["lam"] == 3.0
+
+
+@pytest.mark.parametrize("kwargs,msg", [({"beta": 0.0}, "beta"), ({"alpha": 1.5}, "alpha"), ({"epochs": 0}, "epochs"),
+                                        ({"activation": "gelu"}, "activation"), ({"hidden_dims": 8}, "hidden_dims")])
+def test_hyper_parameters_are_validated_in_fit(kwargs, msg) -> None:  # type: ignore[no-untyped-def]
+    # fails if: a bad hyper-parameter is accepted silently (the constructor only stores it, as scikit-learn wants)
+    sc = CPOptScorer(**kwargs)
+    with pytest.raises((ValueError, TypeError), match=msg):
+        sc.fit(np.zeros((10, 2)) + np.arange(10)[:, None], np.arange(10) % 2)
+
+
+def test_scorer_as_a_classifier_labels_and_accuracy() -> None:
+    # fails if: string labels do not map to option slots, or score() is not the accuracy of predict()
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 3, 150)
+    X = rng.normal(size=(150, 3)) + 3 * np.eye(3)[y]
+    names = np.array(["a", "b", "c"])[y]
+    sc = CPOptScorer(hidden_dims=(8,), epochs=60, lr=1e-2).fit(X, names)
+    assert sc.classes_.tolist() == ["a", "b", "c"]
+    assert sc.score(X, names) == pytest.approx(np.mean(sc.predict(X) == names)) and sc.score(X, names) > 0.9
+    np.testing.assert_allclose(sc.predict_proba(X), sc.option_scores(X))

@@ -98,3 +98,18 @@ def test_decode_logits_numpy_and_torch() -> None:
     np.testing.assert_array_equal(Yt.numpy(), Y)
     with pytest.raises(ValueError, match="temperature"):
         decode_logits(z, h, "hf_1", temperature=0)
+
+
+def test_default_decoder_is_the_flat_classifier() -> None:
+    # fails if: the default (flat) hierarchy misorders the leaves against the wrapped classifier's classes, so that
+    # the Bayes-optimal accuracy decoding is not the classifier's own argmax
+    from sklearn.linear_model import LogisticRegression
+
+    _, X, y = _toy()
+    names = np.array(["w", "x", "y", "z"])[y]
+    dec = HierarchicalDecoder(metric="accuracy").fit(X, names)
+    assert dec.hierarchy_.names[:4] == ["w", "x", "y", "z"] and dec.hierarchy_.n_nodes == 5
+    ref = LogisticRegression().fit(X, names)
+    got = [dec.hierarchy_.names[n] for n in dec.hierarchy_.indicator_to_node(dec.predict(X))]
+    np.testing.assert_array_equal(got, ref.predict(X))
+    assert dec.score(X, names) == pytest.approx(ref.score(X, names))

@@ -71,13 +71,13 @@ def test_two_stage_design_only_sees_private_labels() -> None:
 
     def fit_fn(Xs, ys, p, q):
         seen.append(np.asarray(ys).copy())
-        return RRBinaryRegression(fit_intercept=False).fit(Xs, ys, p=p, q=q).coef_
+        return RRBinaryRegression(fit_intercept=False).fit(Xs, ys, sample_p=p, sample_q=q).coef_
 
     d = TwoStageDesign(eps=1.0, delta=0.0)
     yt = d.privatise(Z, y, rng, fit_fn=fit_fn)
     assert len(seen) == 1 and np.array_equal(seen[0], yt[d.stage1_])
     assert d.stage1_.sum() == 400 and d.channel2_.is_private(1.0, 0.0)
-    m = RRBinaryRegression(fit_intercept=False).fit(Z, yt, p=d.p_, q=d.q_)
+    m = RRBinaryRegression(fit_intercept=False).fit(Z, yt, sample_p=d.p_, sample_q=d.q_)
     assert m.converged_
 
 
@@ -96,8 +96,14 @@ def test_separation_warns_and_ridge_fallback() -> None:
 @pytest.mark.parametrize("kwargs,X,y,msg", [
     ({"p": 0.4, "q": 0.5}, np.random.default_rng(0).normal(size=(20, 2)), np.r_[np.zeros(10), np.ones(10)],
      "carries no information"),
-    ({"p": 0.8, "q": 0.8}, np.random.default_rng(0).normal(size=(20, 2)), np.r_[np.zeros(10), 2 * np.ones(10)],
-     "only 0/1"),
+    ({"p": 0.8, "q": 0.8}, np.random.default_rng(0).normal(size=(21, 2)), np.arange(21) % 3,
+     "Only binary classification is supported"),
+    ({"p": 0.8, "q": 0.8}, np.random.default_rng(0).normal(size=(20, 2)), np.r_[np.zeros(19), np.nan],
+     "y contains NaN"),
+    ({"p": 0.8, "q": 0.8}, np.random.default_rng(0).normal(size=(20, 2)), np.linspace(0, 1, 20),
+     "Unknown label type"),
+    ({}, np.random.default_rng(0).normal(size=(20, 2)), np.r_[np.zeros(10), np.ones(10)],
+     "pass the channel actually applied"),
     ({"p": 0.8, "q": 0.8}, np.column_stack([np.ones(20), np.arange(20.0)]), np.r_[np.zeros(10), np.ones(10)],
      "constant"),
     ({"p": 0.8, "q": 0.8}, np.column_stack([np.arange(20.0), 2 * np.arange(20.0)]),
@@ -108,6 +114,19 @@ def test_separation_warns_and_ridge_fallback() -> None:
 def test_bad_input(kwargs, X, y, msg) -> None:
     with pytest.raises(ValueError, match=msg):
         RRBinaryRegression(**kwargs).fit(X, y)
+
+
+def test_labels_are_encoded_like_a_scikit_learn_classifier() -> None:
+    # fails if: fit assumes 0/1 labels, so that named classes are refused or the positive class is not classes_[1]
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 2))
+    y01 = (X[:, 0] - X[:, 1] + rng.normal(size=500) > 0).astype(int)
+    ref = RRBinaryRegression(p=0.85, q=0.8).fit(X, y01)
+    named = RRBinaryRegression(p=0.85, q=0.8).fit(X, np.array(["no", "yes"])[y01])
+    assert named.classes_.tolist() == ["no", "yes"]
+    np.testing.assert_allclose(named.params_, ref.params_)
+    assert set(named.predict(X).tolist()) <= {"no", "yes"}
+    np.testing.assert_array_equal(named.predict(X) == "yes", ref.predict(X) == 1)
 
 
 def test_loaders() -> None:

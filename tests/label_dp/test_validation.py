@@ -39,7 +39,7 @@ def test_fit_rejects_nan_p_before_fisher_scoring() -> None:
 
     X, y = _data()
     with pytest.raises(ValueError, match="p must be finite"):  # before: LinAlgError: SVD did not converge
-        RRBinaryRegression().fit(X, y, p=float("nan"), q=0.8)
+        RRBinaryRegression(p=float("nan"), q=0.8).fit(X, y)
 
 
 def test_symmetric_rejects_negative_delta() -> None:
@@ -61,8 +61,8 @@ def test_per_record_p_of_wrong_length() -> None:
     from icml25.label_dp import RRBinaryRegression
 
     X, y = _data()
-    with pytest.raises(ValueError, match=r"p must be a scalar or have one entry per record \(shape \(400,\)\)"):
-        RRBinaryRegression().fit(X, y, p=np.full(399, 0.8), q=0.8)
+    with pytest.raises(ValueError, match=r"sample_p must be a scalar or have one entry per record \(shape \(400,\)\)"):
+        RRBinaryRegression(q=0.8).fit(X, y, sample_p=np.full(399, 0.8))
     with pytest.raises(ValueError, match=r"q must be a scalar or have one entry per record"):
         randomized_response(y, 0.8, np.full(3, 0.8), rng=0)
 
@@ -72,7 +72,7 @@ def test_per_record_channel_of_right_length_works() -> None:
 
     X, y = _data()
     yt = randomized_response(y, np.full(400, 0.9), 0.9, rng=1)
-    m = RRBinaryRegression().fit(X, yt, p=np.full(400, 0.9), q=0.9)
+    m = RRBinaryRegression(q=0.9).fit(X, yt, sample_p=np.full(400, 0.9))
     assert np.all(np.isfinite(m.params_))
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "precheck_sklearn_X",
     "check_array", "check_real", "check_positive", "check_probability", "check_int", "check_option",
     "check_prob_vector", "check_stochastic_matrix", "check_same_length", "check_fitted", "NotFittedError",
 ]
@@ -199,3 +200,36 @@ def check_fitted(estimator: Any, attributes: str | Sequence[str]) -> None:
         except ImportError:
             error = NotFittedError
         raise error(f"this {type(estimator).__name__} instance is not fitted yet; call fit(...) first")
+
+
+def precheck_sklearn_X(X: Any) -> Any:
+    """Name ``X`` in the errors of a numeric input before scikit-learn's ``validate_data`` sees it.
+
+    A string is refused; a real numeric array-like must be a finite non-empty 2-D array. Anything else (sparse,
+    object or complex data) is left to scikit-learn, whose own errors its estimator checks expect. Returns ``X``
+    unchanged (so data frames keep their feature names).
+
+    Examples
+    --------
+    >>> precheck_sklearn_X([[1.0, float("nan")]])
+    Traceback (most recent call last):
+    ...
+    ValueError: X must be finite, found 1 NaN/inf value(s)
+    """
+    if isinstance(X, (str, bytes)):
+        raise TypeError(f"X must be a 2-D array of numbers (n_samples, n_features), got the string {X[:40]!r}")
+    try:
+        arr = np.asarray(X)
+    except (TypeError, ValueError):
+        return X
+    if arr.dtype.kind in "biuf":
+        if arr.ndim != 2:
+            raise ValueError(f"X must be a 2-D array (n_samples, n_features), got shape {arr.shape}. Reshape your "
+                             "data either using array.reshape(-1, 1) if your data has a single feature or "
+                             "array.reshape(1, -1) if it contains a single sample.")
+        check_array(arr, "X", ndim=2, min_size=0)
+        if arr.shape[0] == 0:  # scikit-learn's wording, which its estimator checks look for
+            raise ValueError(f"X has 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required.")
+        if arr.shape[1] == 0:
+            raise ValueError(f"X has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
+    return X

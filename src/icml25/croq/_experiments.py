@@ -92,8 +92,8 @@ def real_score_h1(alphas: tuple[float, ...], n_splits: int, epochs: int, hidden:
                 scorer = CPOptScorer(hidden_dims=hidden, activation="tanh", beta=10.0, lam=10.0, lam_ce=1.0,
                                      lam_l2=1e-4, alpha=a, epochs=epochs, lr=1e-3, random_state=seed * 1000 + split,
                                      standardize=False)
-                scorer.fit(feats[tr], np.full(len(tr), 4), y[tr])
-                s_opt = scorer.score(feats, np.full(n, 4))
+                scorer.fit(feats[tr], y[tr], n_options=np.full(len(tr), 4))
+                s_opt = scorer.option_scores(feats, np.full(n, 4))
             row["cpopt_coverage"], row["cpopt_size"] = _set_stats(s_opt, y, cal, te, a)
             rows.append(row)
     return rows
@@ -186,7 +186,8 @@ def croq_sweep(reader: Any, train: list[MCQ], cal: list[MCQ], test: list[MCQ], a
             out["cal_rows"].append({"score": name, **cal_row})
             if name == "cpopt":
                 s_opt = (passes["test"].probabilities() if stub else
-                         scorer.score(answer_features(passes["test"]), np.array([q.n_options for q in test])))
+                         scorer.option_scores(answer_features(passes["test"]),
+                                              np.array([q.n_options for q in test])))
                 sets = croq.conformal_.predict_sets(s_opt)
                 out.setdefault("cpopt_sets", {})[a] = (s_opt, sets)
                 if abs(a - 0.1) < 1e-9:

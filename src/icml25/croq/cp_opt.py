@@ -17,17 +17,19 @@ from typing import Any
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
 from icml25.core.validation import (
     check_array,
-    check_fitted,
     check_int,
     check_option,
     check_positive,
     check_probability,
     check_real,
+    precheck_sklearn_X,
 )
 
 from .conformal import conformal_threshold, option_mask
@@ -142,11 +144,14 @@ class ScoreMLP(nn.Module):
         return torch.softmax(logits, dim=1)
 
 
-class CPOptScorer(BaseEstimator):
+class CPOptScorer(ClassifierMixin, BaseEstimator):
     """The CP-OPT learned score from the 'Prune 'n Predict' (CROQ, ICML 2025) paper, §2.4.
 
     Trains :class:`ScoreMLP` and a scalar ``tau`` by Adam on ``cp_opt_loss + lam_l2 ||theta||^2``.
     Features are standardised with the training mean and standard deviation (``standardize=True``).
+    A scikit-learn classifier over the option slots: :meth:`option_scores` (= :meth:`predict_proba` when every
+    option is valid) gives the per-option conformity scores that conformal calibration uses, :meth:`predict` the
+    best-scored option and :meth:`score` its accuracy, so it works in ``Pipeline``/``GridSearchCV``.
 
     Parameters
     ----------
@@ -172,6 +177,9 @@ class CPOptScorer(BaseEstimator):
     Attributes
     ----------
     model_ : ScoreMLP
+    classes_ : ndarray, shape (n_slots,)
+        The option labels of the slots: ``0..max(n_options)-1`` when ``fit`` got ``n_options``, else the classes
+        seen in ``y``.
     tau_train_ : float
         The learned threshold (not used for prediction sets).
     loss_curve_ : list of float
@@ -182,31 +190,26 @@ class CPOptScorer(BaseEstimator):
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(200, 3)); y = rng.integers(0, 4, 200); X[np.arange(200), y % 3] += 2
-    >>> s = CPOptScorer(hidden_dims=(16,), epochs=20).fit(X, np.full(200, 4), y).score(X, np.full(200, 4))
+    >>> sc = CPOptScorer(hidden_dims=(16,), epochs=20).fit(X, y, n_options=np.full(200, 4))
+    >>> s = sc.option_scores(X, n_options=np.full(200, 4))
     >>> s.shape, bool(np.allclose(s.sum(1), 1))
     ((200, 4), True)
+
+    In a scikit-learn model search (``score`` is the accuracy of the best-scored option):
+
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> pipe = make_pipeline(StandardScaler(), CPOptScorer(hidden_dims=(8,), epochs=10, lr=1e-2))
+    >>> search = GridSearchCV(pipe, {"cpoptscorer__lam": [1.0, 10.0]}, cv=2).fit(X, y)
+    >>> sorted(search.best_params_)
+    ['cpoptscorer__lam']
     """
 
     def __init__(self, hidden_dims: tuple[int, ...] = (256, 128), activation: str = "relu", beta: float = 10.0,
                  lam: float = 10.0, lam_ce: float = 1.0, lam_l2: float = 1e-4, alpha: float = 0.05,
                  epochs: int = 200, lr: float = 1e-3, batch_size: int | None = None, random_state: int = 0,
                  standardize: bool = True) -> None:
-        # validated here (not only in fit) so that a bad setting fails before any work; values are stored as given
-        if not isinstance(hidden_dims, (tuple, list)):
-            raise TypeError(f"hidden_dims must be a tuple of widths, got {hidden_dims!r}")
-        for h in hidden_dims:
-            check_int(h, "hidden_dims", low=1)
-        check_option(activation, "activation", ("relu", "tanh"))
-        check_positive(beta, "beta")
-        check_positive(lam, "lam")
-        check_real(lam_ce, "lam_ce", low=0.0)
-        check_real(lam_l2, "lam_l2", low=0.0)
-        check_probability(alpha, "alpha", open_low=True, open_high=True)
-        check_int(epochs, "epochs", low=1)
-        check_positive(lr, "lr")
-        if batch_size is not None:
-            check_int(batch_size, "batch_size", low=1)
-        check_int(random_state, "random_state", low=0)
         self.hidden_dims = hidden_dims
         self.activation = activation
         self.beta = beta
@@ -220,34 +223,65 @@ class CPOptScorer(BaseEstimator):
         self.random_state = random_state
         self.standardize = standardize
 
-    @staticmethod
-    def _check_xy(features: Any, n_options: Any, y: Any = None) -> tuple[np.ndarray, np.ndarray, Any]:
-        x = check_array(features, "features", ndim=2).astype(np.float32)
-        k = check_array(n_options, "n_options", shape=(x.shape[0],), dtype=int)
-        if y is not None:
+    def _check_params(self) -> None:
+        """Validate the hyper-parameters (in ``fit``, as scikit-learn expects: the constructor only stores)."""
+        if not isinstance(self.hidden_dims, (tuple, list)):
+            raise TypeError(f"hidden_dims must be a tuple of widths, got {self.hidden_dims!r}")
+        for h in self.hidden_dims:
+            check_int(h, "hidden_dims", low=1)
+        check_option(self.activation, "activation", ("relu", "tanh"))
+        check_positive(self.beta, "beta")
+        check_positive(self.lam, "lam")
+        check_real(self.lam_ce, "lam_ce", low=0.0)
+        check_real(self.lam_l2, "lam_l2", low=0.0)
+        check_probability(self.alpha, "alpha", open_low=True, open_high=True)
+        check_int(self.epochs, "epochs", low=1)
+        check_positive(self.lr, "lr")
+        if self.batch_size is not None:
+            check_int(self.batch_size, "batch_size", low=1)
+        check_int(self.random_state, "random_state", low=0)
+
+    def _check_n_options(self, n_options: Any, n: int) -> np.ndarray | None:
+        if n_options is None:
+            return None
+        k = check_array(n_options, "n_options", shape=(n,), dtype=int)
+        if k.min() < 1:
+            raise ValueError(f"n_options must be >= 1 for every row, found {int(k.min())}")
+        return k
+
+    def fit(self, X: Any, y: Any, n_options: Any = None) -> CPOptScorer:
+        """Train the score network.
+
+        Parameters
+        ----------
+        X : array-like, shape (n, d)
+            Per-question features.
+        y : array-like, shape (n,)
+            True option: an option index in ``0..n_options[i]-1`` when ``n_options`` is given, else any class
+            labels (each class is one option slot, valid for every row).
+        n_options : array-like of int, shape (n,), optional
+            Option count of each question (slots beyond it are masked).
+        """
+        self._check_params()
+        x, y = validate_data(self, precheck_sklearn_X(X), y, dtype=np.float64)
+        check_classification_targets(y)
+        k = self._check_n_options(n_options, x.shape[0])
+        if k is None:
+            self.classes_, yy = np.unique(y, return_inverse=True)
+            if self.classes_.size < 2:
+                raise ValueError(f"y has one class ({self.classes_.tolist()}); CP-OPT needs at least 2 options")
+            k = np.full(x.shape[0], self.classes_.size)
+        else:
             yy = check_array(y, "y", shape=(x.shape[0],), dtype=int)
             bad = (yy < 0) | (yy >= k)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise ValueError(f"label y[{i}]={int(yy[i])} is outside the option range 0..{int(k[i]) - 1}")
-            y = yy
-        return x, k, y
-
-    def fit(self, features: Any, n_options: Any, y: Any) -> CPOptScorer:
-        """Train the score network.
-
-        Parameters
-        ----------
-        features : array-like, shape (n, d)
-        n_options : array-like of int, shape (n,)
-            Option count of each question (slots beyond it are masked).
-        y : array-like of int, shape (n,)
-            True option index.
-        """
-        x, k, yy = self._check_xy(features, n_options, y)
-        if not 0 < float(self.alpha) < 1:
-            raise ValueError(f"alpha must lie in (0, 1), got {self.alpha!r}")
-        self.n_slots_ = int(k.max())
+            if k.max() < 2:
+                raise ValueError("n_options must reach 2 somewhere: every question has a single option")
+            self.classes_ = np.arange(int(k.max()))
+        x = x.astype(np.float32)
+        self.n_slots_ = int(self.classes_.size)
         mask_np = option_mask(k, self.n_slots_)
         self.mean_ = x.mean(axis=0) if self.standardize else np.zeros(x.shape[1], dtype=np.float32)
         self.std_ = x.std(axis=0) + 1e-6 if self.standardize else np.ones(x.shape[1], dtype=np.float32)
@@ -284,23 +318,33 @@ class CPOptScorer(BaseEstimator):
         self.tau_train_ = float(tau.detach())
         return self
 
-    def score(self, features: Any, n_options: Any) -> np.ndarray:
-        """Learned conformity scores.
+    def option_scores(self, X: Any, n_options: Any = None) -> np.ndarray:
+        """Learned conformity scores of every option.
 
         Parameters
         ----------
-        features : array-like, shape (n, d)
-        n_options : array-like of int, shape (n,)
+        X : array-like, shape (n, d)
+        n_options : array-like of int, shape (n,), optional
+            Option count of each question; None: every slot is valid.
 
         Returns
         -------
         ndarray, shape (n, n_slots)
             Softmax over the valid options of each row; 0 in padded slots.
         """
-        check_fitted(self, "model_")
-        x, k, _ = self._check_xy(features, n_options)
-        if x.shape[1] != self.mean_.shape[0]:
-            raise ValueError(f"features have {x.shape[1]} columns, the scorer was fitted on {self.mean_.shape[0]}")
+        check_is_fitted(self, "model_")
+        x = validate_data(self, precheck_sklearn_X(X), dtype=np.float64, reset=False).astype(np.float32)
+        k = self._check_n_options(n_options, x.shape[0])
+        k = np.full(x.shape[0], self.n_slots_) if k is None else np.minimum(k, self.n_slots_)
         mask = torch.from_numpy(option_mask(k, self.n_slots_))
         with torch.no_grad():
             return self.model_(torch.from_numpy((x - self.mean_) / self.std_), mask).numpy().astype(float)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Option scores with every option valid, shape ``(n, n_slots)`` (columns follow ``classes_``)."""
+        return self.option_scores(X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The best-scored option of each row, shape ``(n,)``."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]

@@ -140,7 +140,8 @@ class CROQ:
         The LLM (first and second pass).
     scorer : "logits" or CPOptScorer
         ``"logits"``: the softmax of the letter logits; otherwise a CP-OPT scorer trained in :meth:`fit` on
-        :func:`answer_features` of the first pass.
+        :func:`answer_features` of the first pass (any object with ``fit(X, y, n_options=...)`` and
+        ``option_scores(X, n_options)``, as :class:`CPOptScorer`).
     alpha : float
         Target miscoverage of the conformal sets.
     singleton_rule : {"set", "first"}
@@ -172,8 +173,8 @@ class CROQ:
         if not hasattr(answerer, "answer"):
             raise TypeError(f"answerer must have an answer(mcqs) method, got {type(answerer).__name__}")
         if not ((isinstance(scorer, str) and scorer == "logits") or (hasattr(scorer, "fit")
-                                                                    and hasattr(scorer, "score"))):
-            raise TypeError(f"scorer must be 'logits' or an estimator with fit/score, got {scorer!r}")
+                                                                    and hasattr(scorer, "option_scores"))):
+            raise TypeError(f"scorer must be 'logits' or an estimator with fit/option_scores, got {scorer!r}")
         check_option(singleton_rule, "singleton_rule", ("set", "first"))
         self.answerer = answerer
         self.scorer = scorer
@@ -189,7 +190,7 @@ class CROQ:
         if self._logits:
             return out.probabilities(), out
         k = np.array([q.n_options for q in mcqs])
-        return self.scorer.score(answer_features(out), k), out
+        return self.scorer.option_scores(answer_features(out), k), out
 
     def fit(self, train: Sequence[MCQ] | None, cal: Sequence[MCQ], train_pass: AnswerOutput | None = None,
             cal_pass: AnswerOutput | None = None) -> CROQ:
@@ -210,7 +211,8 @@ class CROQ:
             if not train:
                 raise ValueError("a learned scorer needs a non-empty train split (disjoint from cal)")
             out = train_pass if train_pass is not None else self.answerer.answer(list(train))
-            self.scorer.fit(answer_features(out), np.array([q.n_options for q in train]), answer_indices(train))
+            self.scorer.fit(answer_features(out), answer_indices(train),
+                            n_options=np.array([q.n_options for q in train]))
         return self.calibrate(cal, cal_pass)
 
     def calibrate(self, cal: Sequence[MCQ], cal_pass: AnswerOutput | None = None,

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 
-from icml25.core.validation import check_array, check_fitted
+from icml25.core.validation import check_fitted, precheck_sklearn_X
 
 from .decoding import get_metric
 from .hierarchy import Hierarchy
@@ -17,16 +17,11 @@ __all__ = ["HierarchicalDecoder"]
 
 
 def _check_X(X: Any) -> Any:
-    """Reject a scalar/string ``X`` and, for numeric array-likes, NaN/inf and non-2-d shapes; returns ``X`` as given
-    (so that DataFrames, sparse matrices or text reach the wrapped estimator unchanged)."""
-    if isinstance(X, (str, bytes)):
-        raise TypeError(f"X must be array-like of shape (n_samples, n_features), got {type(X).__name__}")
+    """Reject a scalar/string ``X`` and, for numeric array-likes, NaN/inf and non-2-d shapes (in scikit-learn's
+    wording); returns ``X`` as given (so that DataFrames, sparse matrices or text reach the wrapped estimator)."""
     if hasattr(X, "toarray") or hasattr(X, "iloc"):  # sparse matrix / DataFrame: the estimator checks it
         return X
-    arr = np.asarray(X)
-    if arr.dtype.kind in "biuf":
-        check_array(arr, "X", ndim=2, dtype=None)
-    return X
+    return precheck_sklearn_X(X)
 
 
 class HierarchicalDecoder(MetaEstimatorMixin, BaseEstimator):
@@ -38,15 +33,19 @@ class HierarchicalDecoder(MetaEstimatorMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : scikit-learn classifier with ``predict_proba``
+    estimator : scikit-learn classifier with ``predict_proba``, default ``LogisticRegression()``
         Trained on leaf indices (or names) of ``hierarchy``.
-    hierarchy : Hierarchy
+    hierarchy : Hierarchy or None
+        None: a flat hierarchy (a root above one leaf per class seen in ``fit``), where every metric reduces to
+        its flat counterpart; pass the real taxonomy to decode hierarchically.
     metric : str or HierarchicalMetric
         Target metric (see ``METRIC_NAMES``), default ``"hf_1"``.
 
     Attributes
     ----------
     estimator_ : the fitted clone of ``estimator``
+    hierarchy_ : Hierarchy
+        ``hierarchy``, or the flat one built in ``fit``.
     metric_ : HierarchicalMetric
     classes_ : ndarray
         Leaf indices seen during ``fit`` (the columns of the wrapped ``predict_proba``).
@@ -61,34 +60,87 @@ class HierarchicalDecoder(MetaEstimatorMixin, BaseEstimator):
     >>> dec = HierarchicalDecoder(LogisticRegression(), h, "mistake_severity").fit(X, y)
     >>> dec.predict(X[:3]).shape
     (3, 7)
+
+    In a ``Pipeline`` and ``GridSearchCV`` (``score`` is the target metric, losses negated):
+
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> pipe = make_pipeline(StandardScaler(), HierarchicalDecoder(LogisticRegression(), h, "mistake_severity"))
+    >>> search = GridSearchCV(pipe, {"hierarchicaldecoder__estimator__C": [0.1, 1.0]}, cv=3).fit(X, y)
+    >>> search.predict(X[:3]).shape
+    (3, 7)
+
+    Without a hierarchy the decoder builds a flat one from the labels seen in ``fit``:
+
+    >>> HierarchicalDecoder().fit(X, np.array(["cat", "dog", "fish", "owl"])[y]).hierarchy_.n_leaves
+    4
     """
 
-    def __init__(self, estimator: Any, hierarchy: Hierarchy, metric: str | HierarchicalMetric = "hf_1"):
+    def __init__(self, estimator: Any = None, hierarchy: Hierarchy | None = None,
+                 metric: str | HierarchicalMetric = "hf_1"):
         self.estimator = estimator
         self.hierarchy = hierarchy
         self.metric = metric
 
-    def _check_setup(self) -> None:
-        if not isinstance(self.hierarchy, Hierarchy):
-            raise TypeError(f"hierarchy must be a Hierarchy, got {type(self.hierarchy).__name__}")
-        if not hasattr(self.estimator, "predict_proba"):
-            raise TypeError(f"estimator must implement predict_proba, got {type(self.estimator).__name__}")
-        self.metric_ = get_metric(self.metric, self.hierarchy)
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        """Supervised (``y`` required); input tags (sparse, NaN) are those of the wrapped classifier."""
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.utils import get_tags
+
+        tags = super().__sklearn_tags__()
+        inner = get_tags(LogisticRegression() if self.estimator is None else self.estimator)
+        tags.input_tags.sparse = inner.input_tags.sparse
+        tags.input_tags.allow_nan = inner.input_tags.allow_nan
+        tags.target_tags.required = True
+        return tags
+
+    def _check_setup(self, y: Any) -> Any:
+        """Validate the parameters; returns the estimator to clone and sets ``hierarchy_`` and ``metric_``."""
+        if self.hierarchy is not None and not isinstance(self.hierarchy, Hierarchy):
+            raise TypeError(f"hierarchy must be a Hierarchy or None, got {type(self.hierarchy).__name__}")
+        estimator = self.estimator
+        if estimator is None:
+            from sklearn.linear_model import LogisticRegression
+
+            estimator = LogisticRegression()
+        if not hasattr(estimator, "predict_proba"):
+            raise TypeError(f"estimator must implement predict_proba, got {type(estimator).__name__}")
+        if self.hierarchy is None:
+            from sklearn.utils.multiclass import check_classification_targets
+            from sklearn.utils.validation import column_or_1d
+
+            y = column_or_1d(y, warn=True)
+            check_classification_targets(y)
+            leaves = np.unique(y).tolist()
+            self.hierarchy_ = Hierarchy({"<root>": leaves}, leaf_order=leaves)
+        else:
+            self.hierarchy_ = self.hierarchy
+        self.metric_ = get_metric(self.metric, self.hierarchy_)
+        return estimator
 
     def fit(self, X: Any, y: Any, **fit_params: Any) -> HierarchicalDecoder:
         """Fit the wrapped classifier on ``X`` and leaf labels ``y`` (names or leaf indices)."""
-        self._check_setup()
+        if y is None:
+            raise ValueError("HierarchicalDecoder requires y to be passed, but the target y is None")
         X = _check_X(X)
-        y_idx = self.hierarchy.leaf_indices(y)
-        self.estimator_ = clone(self.estimator).fit(X, y_idx, **fit_params)
+        estimator = self._check_setup(y)
+        y_idx = self.hierarchy_.leaf_indices(y)
+        self.estimator_ = clone(estimator).fit(X, y_idx, **fit_params)
         self.classes_ = np.asarray(self.estimator_.classes_)
         return self
+
+    @property
+    def n_features_in_(self) -> int:
+        """Number of features seen by the wrapped estimator in ``fit``."""
+        check_fitted(self, "estimator_")
+        return self.estimator_.n_features_in_
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Leaf probabilities (n_samples, n_leaves); leaves unseen in ``fit`` get probability 0."""
         check_fitted(self, ["estimator_", "metric_"])
         proba = np.asarray(self.estimator_.predict_proba(_check_X(X)), dtype=np.float64)
-        P = np.zeros((proba.shape[0], self.hierarchy.n_leaves))
+        P = np.zeros((proba.shape[0], self.hierarchy_.n_leaves))
         P[:, self.classes_.astype(np.int64)] = proba
         return P / P.sum(axis=1, keepdims=True)
 
@@ -108,7 +160,7 @@ class HierarchicalDecoder(MetaEstimatorMixin, BaseEstimator):
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Mean target metric on ``(X, y)``; losses and costs are negated so that greater is better."""
         check_fitted(self, ["estimator_", "metric_"])
-        y_idx = self.hierarchy.leaf_indices(y)
+        y_idx = self.hierarchy_.leaf_indices(y)
         vals = self.metric_.score(y_idx, self.predict(X), average=False)
         value = float(np.average(vals, weights=sample_weight))
         return value if self.metric_.greater_is_better else -value

@@ -254,7 +254,7 @@ class TwoStageDesign:
 
             def fit_fn(Xs: np.ndarray, ys: np.ndarray, p: Any, q: Any) -> np.ndarray:
                 m = RRBinaryRegression(link=self.link, fit_intercept=False, fallback_ridge=1e-3)
-                return m.fit(Xs, ys, p=p, q=q).coef_
+                return m.fit(Xs, ys, sample_p=p, sample_q=q).coef_
 
         beta1 = fit_fn(X[stage1], y_tilde[stage1], c1.p, c1.q)
         c2 = optimal_design(X[~stage1], self.eps, self.delta, beta=beta1, link=self.link)

@@ -8,9 +8,17 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from icml25.core.validation import check_array, check_int, check_option, check_positive, check_probability
+from icml25.core.validation import (
+    check_array,
+    check_int,
+    check_option,
+    check_positive,
+    check_probability,
+    precheck_sklearn_X,
+)
 
 from .channel import check_binary_labels, check_channel_array
 from .links import LINKS, link_functions
@@ -40,11 +48,12 @@ def _check_full_rank(Z: np.ndarray, fit_intercept: bool) -> None:
                          "columns")
 
 
-def _channel_arrays(p: Any, q: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _channel_arrays(p: Any, q: Any, n: int, names: tuple[str, str] = ("p", "q")) -> tuple[np.ndarray, np.ndarray]:
     if p is None or q is None:
-        raise ValueError("pass the channel actually applied: p=P(y~=1|y=1) and q=P(y~=0|y=0)")
-    p = np.broadcast_to(check_channel_array(p, "p", n), (n,)).copy()
-    q = np.broadcast_to(check_channel_array(q, "q", n), (n,)).copy()
+        raise ValueError("pass the channel actually applied: p=P(y~=1|y=1) and q=P(y~=0|y=0), got "
+                         f"p={p!r}, q={q!r}")
+    p = np.broadcast_to(check_channel_array(p, names[0], n), (n,)).copy()
+    q = np.broadcast_to(check_channel_array(q, names[1], n), (n,)).copy()
     if np.any(p + q - 1 <= 1e-9):
         raise ValueError("p + q must exceed 1: a channel with p + q <= 1 carries no information about the label "
                          "(relabel so that s = p + q - 1 > 0)")
@@ -116,8 +125,10 @@ class RRBinaryRegression(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     link : {"logit", "probit", "cloglog"}
-    p, q : float or array, optional
-        Default channel (can be given or overridden in :meth:`fit`).
+    p, q : float, optional
+        The channel applied to every record: ``p = P(y~=1|y=1)``, ``q = P(y~=0|y=0)`` with ``p + q > 1``.
+        Required (no default channel: fitting privatised labels as if clean is :func:`naive_fit`); a per-record
+        channel goes to :meth:`fit` as ``sample_p``/``sample_q``.
     fit_intercept : bool
     fallback_ridge : float or None
         When the MLE does not exist (``||beta||_inf > 25`` or an ill-conditioned information), refit with the
@@ -147,7 +158,24 @@ class RRBinaryRegression(ClassifierMixin, BaseEstimator):
     >>> m = RRBinaryRegression(p=0.8, q=0.8).fit(X, y_tilde)
     >>> bool(np.all(np.abs(m.coef_ - [1.0, -0.5]) < 0.3))
     True
+
+    The channel is a hyper-parameter, so the estimator works in a ``Pipeline`` and ``GridSearchCV`` (``score`` is
+    the accuracy of the clean-label prediction against the labels given, here the released ones):
+
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> pipe = make_pipeline(StandardScaler(), RRBinaryRegression(p=0.8, q=0.8))
+    >>> search = GridSearchCV(pipe, {"rrbinaryregression__link": ["logit", "probit"]}, cv=3).fit(X, y_tilde)
+    >>> search.best_estimator_.predict_proba(X[:2]).shape
+    (2, 2)
     """
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        """Binary only: the randomized-response channel flips one label into the other."""
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
 
     def __init__(self, link: str = "logit", p: Any = None, q: Any = None, fit_intercept: bool = True,
                  fallback_ridge: float | None = None, cov_type: str = "expected", max_iter: int = 100) -> None:
@@ -159,19 +187,30 @@ class RRBinaryRegression(ClassifierMixin, BaseEstimator):
         self.cov_type = cov_type
         self.max_iter = max_iter
 
-    def fit(self, X: Any, y: Any, p: Any = None, q: Any = None) -> RRBinaryRegression:
-        """Fit on covariates ``X`` (n, d) and released labels ``y`` (n,) through channel ``(p, q)``."""
+    def fit(self, X: Any, y: Any, sample_p: Any = None, sample_q: Any = None) -> RRBinaryRegression:
+        """Fit on covariates ``X`` (n, d) and released labels ``y`` (n,) through the channel ``(p, q)``.
+
+        ``y`` holds two classes; the greater one (``classes_[1]``, 1 for 0/1 labels) is the positive label that
+        ``p = P(y~=1|y=1)`` refers to. ``sample_p``/``sample_q`` (arrays of shape (n,)) give a per-record channel
+        (e.g. a :class:`~icml25.label_dp.TwoStageDesign`) and override the constructor's ``p``/``q``.
+        """
         check_option(self.link, "link", LINKS)
         check_option(self.cov_type, "cov_type", ("expected", "sandwich"))
         max_iter = check_int(self.max_iter, "max_iter", low=1)
         if self.fallback_ridge is not None:
             check_positive(self.fallback_ridge, "fallback_ridge", allow_zero=True)
-        Z = _as_design(X, self.fit_intercept)
-        y = check_binary_labels(y)
-        if y.shape[0] != Z.shape[0]:
-            raise ValueError(f"X and y must have the same number of rows; X has {Z.shape[0]}, y has {y.shape[0]}")
+        X, y = validate_data(self, precheck_sklearn_X(X), y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, y = np.unique(y, return_inverse=True)
+        if self.classes_.size != 2:
+            kind = "Only binary classification is supported" if self.classes_.size > 2 else "y has one class"
+            raise ValueError(f"{kind}: RRBinaryRegression needs y with exactly 2 classes, got "
+                             f"{self.classes_.size} class(es) {self.classes_[:5].tolist()}")
+        Z = np.hstack([np.ones((X.shape[0], 1)), X]) if self.fit_intercept else X
         _check_full_rank(Z, self.fit_intercept)
-        pp, qq = _channel_arrays(self.p if p is None else p, self.q if q is None else q, Z.shape[0])
+        pp, qq = _channel_arrays(self.p if sample_p is None else sample_p, self.q if sample_q is None else sample_q,
+                                 Z.shape[0], ("sample_p" if sample_p is not None else "p",
+                                              "sample_q" if sample_q is not None else "q"))
         res = fisher_scoring(Z, y, pp, qq, self.link, 0.0, max_iter)
         ok = res["converged"] and np.max(np.abs(res["beta"])) <= 25 and np.linalg.cond(res["info"]) < 1e12
         self.ridge_used_ = 0.0
@@ -196,8 +235,6 @@ class RRBinaryRegression(ClassifierMixin, BaseEstimator):
             self.cov_ = inv
         self.intercept_ = float(self.params_[0]) if self.fit_intercept else 0.0
         self.coef_ = self.params_[1:] if self.fit_intercept else self.params_.copy()
-        self.n_features_in_ = Z.shape[1] - int(self.fit_intercept)
-        self.classes_ = np.array([0, 1])
         self.n_obs_ = Z.shape[0]
         return self
 
@@ -216,11 +253,8 @@ class RRBinaryRegression(ClassifierMixin, BaseEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         """Linear predictor ``x'beta``."""
         check_is_fitted(self)
-        Z = _as_design(X, self.fit_intercept)
-        if Z.shape[1] != self.params_.shape[0]:
-            raise ValueError(f"X has {Z.shape[1] - int(self.fit_intercept)} features, the model was fitted with "
-                             f"{self.n_features_in_}")
-        return Z @ self.params_
+        X = validate_data(self, precheck_sklearn_X(X), dtype=np.float64, reset=False)
+        return X @ self.coef_ + self.intercept_
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Clean-label probabilities ``[1 - F(x'beta), F(x'beta)]``, shape ``(n, 2)``."""
@@ -228,8 +262,9 @@ class RRBinaryRegression(ClassifierMixin, BaseEstimator):
         return np.column_stack([1 - F, F])
 
     def predict(self, X: Any) -> np.ndarray:
-        """Most likely clean label."""
-        return (self.predict_proba(X)[:, 1] >= 0.5).astype(int)
+        """Most likely clean label (``classes_[1]`` where its probability exceeds 1/2)."""
+        proba = self.predict_proba(X)
+        return self.classes_[(proba[:, 1] > 0.5).astype(int)]
 
     def summary(self, alpha: float = 0.05, names: list[str] | None = None) -> str:
         """A statsmodels-style coefficient table (estimate, std err, z, P>|z|, CI)."""

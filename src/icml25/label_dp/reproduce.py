@@ -155,7 +155,7 @@ def _fit_many(X_fn, beta, link, eps, delta, channel_fn, n, reps, seed, stub=Fals
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             m = (naive_fit(X, yt, link=link, fit_intercept=False) if stub else
-                 RRBinaryRegression(link=link, fit_intercept=False).fit(X, yt, p=ch.p, q=ch.q))
+                 RRBinaryRegression(link=link, p=ch.p, q=ch.q, fit_intercept=False).fit(X, yt))
         ci = m.conf_int(0.05)
         res["mle"].append(m.params_)
         res["converged"].append(m.converged_)
@@ -202,7 +202,8 @@ def exp_delta_designs(cfg: Config, seed: int, stub: bool = False) -> list[dict]:
             yt = design.privatise(X, y, rng)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                m = RRBinaryRegression(fit_intercept=False).fit(X, yt, p=design.p_, q=design.q_)
+                m = RRBinaryRegression(fit_intercept=False).fit(X, yt, sample_p=design.p_,
+                                                                       sample_q=design.q_)
             if m.converged_:  # same estimator and exclusion rule as the oracle-design runs
                 two.append(np.sum((m.params_ - beta) ** 2))
         rows.append({"eps": eps, "delta": delta, "intercept": b0, "optimal": f"({best.p:.3f}, {best.q:.3f})",

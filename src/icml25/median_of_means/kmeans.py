@@ -177,6 +177,16 @@ class MoMKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     >>> km = MoMKMeans(n_clusters=2, n_blocks=9, random_state=0).fit(X)
     >>> sorted(np.round(km.cluster_centers_[:, 0]).astype(int).tolist())
     [0, 8]
+
+    In a ``Pipeline`` and a model search (``score`` is minus the plain k-means inertia, as in ``KMeans``):
+
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> pipe = make_pipeline(StandardScaler(), MoMKMeans(n_clusters=2, n_init=2, random_state=0))
+    >>> search = GridSearchCV(pipe, {"momkmeans__n_blocks": [5, 9]}, cv=2).fit(X)
+    >>> search.best_estimator_.predict(X).shape
+    (400,)
     """
 
     def __init__(self, n_clusters: int = 8, n_blocks: int = 15, algorithm: str = "mom-lloyd", n_init: int = 10,

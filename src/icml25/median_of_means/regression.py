@@ -139,6 +139,17 @@ class MoMRegressor(RegressorMixin, BaseEstimator):
     >>> coef = MoMRegressor(loss="huber", random_state=0).fit(X, y).coef_
     >>> bool(np.abs(coef - [1.0, -2.0]).max() < 0.2)
     True
+
+    ``n_blocks`` and ``loss`` are hyper-parameters for a model search (``score`` is R², as for any regressor):
+
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> pipe = make_pipeline(StandardScaler(), MoMRegressor(max_iter=100, random_state=0))
+    >>> grid = {"momregressor__n_blocks": [5, 21], "momregressor__loss": ["squared", "huber"]}
+    >>> search = GridSearchCV(pipe, grid, cv=3).fit(X, y)
+    >>> sorted(search.best_params_)
+    ['momregressor__loss', 'momregressor__n_blocks']
     """
 
     def __init__(self, loss: str = "squared", n_blocks: int = 21, max_iter: int = 400, lr: float | None = None,
