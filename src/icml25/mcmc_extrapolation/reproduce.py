@@ -80,8 +80,8 @@ class Config:
     def full(cls) -> Config:
         return cls(num_states=20, dim=32, num_motifs=2, motif_length=4, train_max=0.125, n_chains=300,
                    chain_steps=1500, n_test=50, selections=("improve", "uniform"),
-                   ablation_selections=("endpoints", "random"), n_layer=2, n_head=4, n_embd=96, epochs=12,
-                   batch_size=64, lr=3e-4, steps=10, n_candidates=8, long_budget=500, mh_long_steps=1500)
+                   ablation_selections=("endpoints", "random"), n_layer=2, n_head=4, n_embd=96, epochs=40,
+                   batch_size=64, lr=1e-3, steps=10, n_candidates=8, long_budget=500, mh_long_steps=1500)
 
 
 def exp_mh_exactness(cfg: Config, seed: int) -> float:
