@@ -105,15 +105,35 @@ def _run(code: str, static: bool = False, **kw) -> tuple[SandboxResult, float]:
     return r, dt
 
 
+def _started_by_this_test_process(p: Path) -> bool:
+    """Whether the process ``p`` descends from this test process (other xdist workers run sandboxes too)."""
+    me, pid = os.getpid(), p.name
+    for _ in range(64):
+        try:
+            stat = (Path("/proc") / pid / "stat").read_text()
+        except OSError:
+            return False
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == me:
+            return True
+        if ppid <= 1:
+            return False
+        pid = str(ppid)
+    return False
+
+
 def _no_sandbox_process_left():
-    """No process of the sandbox's bootstrap is alive (its command line holds the bootstrap's marker)."""
+    """No process of the sandbox's bootstrap started by this test process is alive (its command line holds the
+    bootstrap's marker; a child escaping to a new session is re-parented to init and is found by the marker alone
+    when no other pytest worker is running sandboxes)."""
     deadline = time.monotonic() + 3
     while True:
         left = []
         for p in Path("/proc").iterdir():
             if p.name.isdigit():
                 try:
-                    if b"__SANDBOX_SETUP__" in (p / "cmdline").read_bytes():
+                    if b"__SANDBOX_SETUP__" in (p / "cmdline").read_bytes() and (
+                            _started_by_this_test_process(p) or not os.environ.get("PYTEST_XDIST_WORKER")):
                         left.append(p.name)
                 except OSError:
                     pass

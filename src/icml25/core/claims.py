@@ -112,6 +112,9 @@ class Claim:
         Statistic combining per-seed measurements: ``"mean"``, ``"min"``, ``"max"``, ``"median"``, ``"all"``.
     no_stub_reason : str
         For a quick ``paper`` claim that the paper's stub (its naive baseline) cannot make fail: why.
+    timing : bool
+        The measurement comes from wall-clock time (a speed-up, a time ratio), so it varies between runs of the same
+        seed; the determinism contract compares every other claim exactly and skips these.
     """
 
     id: str
@@ -132,6 +135,7 @@ class Claim:
     requires: Sequence[str] = ()
     aggregate: str = "mean"
     no_stub_reason: str = ""
+    timing: bool = False
     #: ids of required claims that did not hold (set by the Report, never by a reproduction)
     blocked_by: list[str] = field(default_factory=list)
 
@@ -250,6 +254,7 @@ class Claim:
             "requires": list(self.requires),
             "aggregate": self.aggregate,
             "no_stub_reason": self.no_stub_reason,
+            "timing": self.timing,
             "blocked_by": list(self.blocked_by),
             "status": self.status,
             "held": self.held,
@@ -263,7 +268,7 @@ class Claim:
                              "contract; rerun the reproduction")
         keys = {"id", "statement", "paper_value", "measured", "comparison", "threshold", "scale", "spread",
                 "per_seed", "unit", "note", "kind", "source", "reference_value", "reference_source", "requires",
-                "aggregate", "no_stub_reason", "blocked_by"}
+                "aggregate", "no_stub_reason", "timing", "blocked_by"}
         return cls(**{k: v for k, v in d.items() if k in keys})
 
 
@@ -435,7 +440,8 @@ def aggregate_reports(reports: list[Report]) -> Report:
                             comparison=c.comparison, threshold=c.threshold, scale=c.scale, spread=spread,
                             per_seed=values, unit=c.unit, note=note, kind=c.kind, source=c.source,
                             reference_value=c.reference_value, reference_source=c.reference_source,
-                            requires=list(c.requires), aggregate=c.aggregate, no_stub_reason=c.no_stub_reason))
+                            requires=list(c.requires), aggregate=c.aggregate, no_stub_reason=c.no_stub_reason,
+                            timing=c.timing))
     agg = Report(slug=first.slug, title=first.title, scale=first.scale, seed=[r.seed for r in reports],
                   claims=claims, tables=first.tables, figures=first.figures, config=first.config,
                   notes=first.notes, wall_time_s=sum(r.wall_time_s or 0.0 for r in reports))

@@ -13,7 +13,7 @@ import numpy as np
 from icml25.core import Report, Scale, reproduction
 from icml25.core.progress import progress
 from icml25.core.registry import reproduction_stub
-from icml25.core.validation import check_int, check_option, check_positive
+from icml25.core.validation import check_int, check_option, check_positive, check_real
 
 from .data import LTSFDataset, load_benchmark
 from .energy import estimate, spikf_layers
@@ -64,8 +64,7 @@ class Config:
             raise ValueError(f"patch_num must divide seq_len={self.seq_len}, got {self.patch_num}")
         for name in ("lr", "dlinear_lr"):
             check_positive(getattr(self, name), name)
-        if self.tau < 1:
-            raise ValueError(f"tau must be >= 1, got {self.tau}")
+        check_real(self.tau, "tau", low=1.0)
 
     @classmethod
     def quick(cls) -> Config:
