@@ -109,7 +109,7 @@ def _build_root(cfg):
         _bind_ro(path, target)
     for link, dest in cfg["symlinks"]:
         os.symlink(dest, root + link)
-    os.makedirs(root + "/dev", mode=0o755)
+    os.makedirs(root + "/dev", mode=0o755, exist_ok=True)
     for dev in ("null", "zero", "random", "urandom"):
         if os.path.exists("/dev/" + dev):
             open(root + "/dev/" + dev, "w").close()
@@ -119,8 +119,8 @@ def _build_root(cfg):
             os.makedirs(os.path.dirname(root + f), mode=0o755, exist_ok=True)
             open(root + f, "w").close()
             _bind_ro(f, root + f)
-    os.makedirs(root + "/sandbox", mode=0o755)
-    os.makedirs(root + "/tmp", mode=0o755)
+    os.makedirs(root + "/sandbox", mode=0o755, exist_ok=True)
+    os.makedirs(root + "/tmp", mode=0o755, exist_ok=True)  # exists already when a bound path lies under /tmp
     owner = f",uid={cfg['uid']},gid={cfg['gid']},mode=0700" if cfg["drop"] else ",mode=0700"
     _mount("tmpfs", root + "/sandbox", "tmpfs", MS_NOSUID | MS_NODEV,
            f"size={cfg['work_bytes']},nr_inodes=1024" + owner)
