@@ -100,32 +100,6 @@ def _validate_partition(partition: Any, n: int) -> np.ndarray:
     return part
 
 
-def _precheck_X(X: Any) -> Any:
-    """Name ``X`` in the errors of a numeric input before scikit-learn's ``validate_data`` sees it.
-
-    A string is refused; a real numeric array-like must be a finite non-empty 2-D array. Anything else (sparse,
-    object or complex data) is left to scikit-learn, whose own errors its estimator checks expect. Returns ``X``
-    unchanged (so data frames keep their feature names).
-    """
-    if isinstance(X, (str, bytes)):
-        raise TypeError(f"X must be a 2-D array of numbers (n_samples, n_features), got the string {X[:40]!r}")
-    try:
-        arr = np.asarray(X)
-    except (TypeError, ValueError):
-        return X
-    if arr.dtype.kind in "biuf":
-        if arr.ndim != 2:
-            raise ValueError(f"X must be a 2-D array (n_samples, n_features), got shape {arr.shape}. Reshape your "
-                             "data either using array.reshape(-1, 1) if your data has a single feature or "
-                             "array.reshape(1, -1) if it contains a single sample.")
-        check_array(arr, "X", ndim=2, min_size=0)
-        if arr.shape[0] == 0:  # scikit-learn's wording, which its estimator checks look for
-            raise ValueError(f"X has 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required.")
-        if arr.shape[1] == 0:
-            raise ValueError(f"X has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
-    return X
-
-
 def _check_finite(x: np.ndarray, name: str) -> None:
     if not np.all(np.isfinite(x)):
         raise ValueError(f"{name} must be finite: it contains NaN or inf; remove or impute them before "

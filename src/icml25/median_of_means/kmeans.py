@@ -9,9 +9,9 @@ from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from icml25.core.seeding import check_random_state
-from icml25.core.validation import check_array, check_int, check_option
+from icml25.core.validation import check_array, check_int, check_option, precheck_sklearn_X
 
-from .estimators import _block_means, _lower_median, _precheck_X, _validate_partition, make_partition
+from .estimators import _block_means, _lower_median, _validate_partition, make_partition
 
 __all__ = ["MoMKMeans", "kmeans_losses", "mom_kmeans_risk"]
 
@@ -205,7 +205,7 @@ class MoMKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         check_int(self.n_blocks, "n_blocks", low=1)
         check_int(self.n_init, "n_init", low=1)
         check_int(self.max_iter, "max_iter", low=1)
-        X = validate_data(self, _precheck_X(X), dtype=np.float64)
+        X = validate_data(self, precheck_sklearn_X(X), dtype=np.float64)
         n = X.shape[0]
         if self.n_clusters > n:
             raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={n}")
@@ -235,17 +235,17 @@ class MoMKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """Index of the nearest centre for each row of ``X``."""
         check_is_fitted(self)
-        X = validate_data(self, _precheck_X(X), dtype=np.float64, reset=False)
+        X = validate_data(self, precheck_sklearn_X(X), dtype=np.float64, reset=False)
         return _sq_dists(X, self.cluster_centers_).argmin(1)
 
     def transform(self, X: Any) -> np.ndarray:
         """Euclidean distances to every centre, shape ``(n_samples, n_clusters)``."""
         check_is_fitted(self)
-        X = validate_data(self, _precheck_X(X), dtype=np.float64, reset=False)
+        X = validate_data(self, precheck_sklearn_X(X), dtype=np.float64, reset=False)
         return np.sqrt(_sq_dists(X, self.cluster_centers_))
 
     def score(self, X: Any, y: Any = None) -> float:
         """Opposite of the k-means loss sum on ``X`` (scikit-learn's KMeans convention)."""
         check_is_fitted(self)
-        X = validate_data(self, _precheck_X(X), dtype=np.float64, reset=False)
+        X = validate_data(self, precheck_sklearn_X(X), dtype=np.float64, reset=False)
         return -float(_kmeans_losses(X, self.cluster_centers_).sum())

@@ -16,9 +16,10 @@ from icml25.core.validation import (
     check_positive,
     check_probability,
     check_real,
+    precheck_sklearn_X,
 )
 
-from .estimators import _block_means, _lower_median, _precheck_X, make_partition
+from .estimators import _block_means, _lower_median, make_partition
 
 __all__ = ["MoMRegressor", "LOSSES", "loss_and_derivative"]
 
@@ -181,7 +182,7 @@ class MoMRegressor(RegressorMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> MoMRegressor:
         """Fit the coefficients on ``X`` (``(n_samples, n_features)``) and ``y`` (``(n_samples,)``)."""
         self._check_params()
-        X, y = validate_data(self, _precheck_X(X), y, dtype=np.float64, y_numeric=True)
+        X, y = validate_data(self, precheck_sklearn_X(X), y, dtype=np.float64, y_numeric=True)
         n, d = X.shape
         K = int(min(self.n_blocks, n))
         rng = check_random_state(self.random_state)
@@ -217,5 +218,5 @@ class MoMRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """Predictions ``X @ coef_ + intercept_``."""
         check_is_fitted(self)
-        X = validate_data(self, _precheck_X(X), dtype=np.float64, reset=False)
+        X = validate_data(self, precheck_sklearn_X(X), dtype=np.float64, reset=False)
         return X @ self.coef_ + self.intercept_
