@@ -13,6 +13,7 @@ evaluations (decodes) or seconds:
 
 from __future__ import annotations
 
+import abc
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,7 +72,7 @@ class SearchResult:
         return float("inf")
 
 
-class _GuideSearch:
+class _GuideSearch(abc.ABC):
     """Shared machinery: random initial genotypes, elitist acceptance, budgets and history."""
 
     name = "search"
@@ -115,11 +116,12 @@ class _GuideSearch:
             self.init_hpwl = self.best.hpwl
         return better
 
-    def _accepted(self) -> None:
-        pass
+    def _accepted(self) -> None:  # noqa: B027 - an optional hook: most searches keep no state about the best
+        """Hook called when a new best layout is accepted (EGPlace drops its cached gains)."""
 
-    def _mutate(self, best: Layout) -> np.ndarray:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _mutate(self, best: Layout) -> np.ndarray:
+        """The next genotype from the best layout (each search's own mutation)."""
 
     def _swap(self, guides: np.ndarray) -> np.ndarray:
         i, j = self._rng.choice(len(guides), size=2, replace=False)
