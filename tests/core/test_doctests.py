@@ -62,3 +62,19 @@ def test_docstring_examples(name: str) -> None:
 def test_modules_are_found() -> None:
     assert "icml25.core.validation" in MODULES and "icml25.llm.base" in MODULES
     assert all(any(m.startswith(f"icml25.{p}") for m in MODULES) for p in PACKAGES)
+
+
+@pytest.mark.parametrize("pkg", sorted(discover()))
+def test_every_paper_has_docstring_examples(pkg: str) -> None:
+    """Each paper shows how to call it: its public modules hold at least one docstring example (run above)."""
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    count = 0
+    for name in (m for m in MODULES if m == f"icml25.{pkg}" or m.startswith(f"icml25.{pkg}.")):
+        if name.rsplit(".", 1)[-1].startswith("_") and name != f"icml25.{pkg}":
+            continue
+        try:
+            mod = importlib.import_module(name)
+        except (MissingExtraError, ModuleNotFoundError):
+            continue
+        count += sum(len(t.examples) for t in finder.find(mod, name))
+    assert count > 0, f"icml25.{pkg} has no docstring examples; add an Examples block to its public API"

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
-
 import numpy as np
 import pytest
 
@@ -41,13 +38,6 @@ def test_best_of_n_keeps_the_best_candidate_and_counts_evaluations() -> None:
         q.transform(x0, steps=1, n_candidates=2)
 
 
-@pytest.mark.parametrize("name", ["ehrlich", "mcmc", "qtheta"])
-def test_docstring_examples(name: str) -> None:
-    import torch
-
-    torch.manual_seed(0)
-    res = doctest.testmod(importlib.import_module(f"icml25.mcmc_extrapolation.{name}"))
-    assert res.failed == 0 and res.attempted > 0
 
 
 def test_config_validates_fields() -> None:
