@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,7 @@ from icml25.core import Scale
 from icml25.core.claims import KINDS
 from icml25.core.optional import EXTRA_MODULES
 from icml25.core.registry import get_reproduction, list_reproductions
-from icml25.core.testing import quick_report
+from icml25.core.testing import quick_report, run_without
 
 SLUGS = [r.slug for r in list_reproductions()]
 
@@ -170,20 +168,11 @@ def test_module_import_without_extra_fails_cleanly(slug: str) -> None:
     """With the paper's extras hidden, importing its modules succeeds or names the pip command to fix it."""
     entry = get_reproduction(slug)
     blocked = [m for e in entry.extras for m in EXTRA_MODULES.get(e, (e,))]
-    # a meta-path finder that refuses the extras (setting sys.modules[m] = None would confuse libraries such
-    # as scipy that look torch up in sys.modules)
     code = (
-        "import sys, importlib.abc\n"
-        f"BLOCKED = {blocked!r}\n"
-        "class Block(importlib.abc.MetaPathFinder):\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in BLOCKED:\n"
-        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
-        "sys.meta_path.insert(0, Block())\n"
         "try:\n"
         f"    import icml25.{slug}.reproduce\n"
         "except ImportError as e:\n"
         "    assert \"pip install 'icml25[\" in str(e), repr(e)\n"
     )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    res = run_without(blocked, code)
     assert res.returncode == 0, res.stderr[-2000:]

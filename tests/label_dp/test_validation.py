@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
+from icml25.core.testing import run_without
 from icml25.label_dp import RRChannel, TwoStageDesign, feasible_vertices, optimal_design, randomized_response
 from icml25.label_dp.reproduce import Config
 
@@ -105,12 +104,6 @@ def test_import_without_sklearn() -> None:
     """``import icml25.label_dp`` and its numpy-only parts work with scikit-learn missing; the estimator names the
     extra to install."""
     code = (
-        "import sys, importlib.abc\n"
-        "class Block(importlib.abc.MetaPathFinder):\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('sklearn', 'statsmodels'):\n"
-        "            raise ModuleNotFoundError(name, name=name)\n"
-        "sys.meta_path.insert(0, Block())\n"
         "import numpy as np\n"
         "import icml25.label_dp as ld\n"
         "X = np.column_stack([np.ones(50), np.linspace(-1, 1, 50)])\n"
@@ -124,7 +117,7 @@ def test_import_without_sklearn() -> None:
         "else:\n"
         "    raise SystemExit('RRBinaryRegression imported without scikit-learn')\n"
     )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    res = run_without(("sklearn", "statsmodels"), code)
     assert res.returncode == 0, res.stderr[-2000:]
 
 

@@ -3,28 +3,16 @@ competence preconditions that turn comparisons between methods at ~0 % into "not
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
 import pytest
 
 from icml25.core import Report
+from icml25.core.testing import run_without
 from icml25.rstar_math.reproduce import Config
-
-_BLOCK_TORCH = textwrap.dedent("""
-    import sys, importlib.abc
-    class Block(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name.split('.')[0] == 'torch':
-                raise ImportError('torch blocked for this test')
-    sys.meta_path.insert(0, Block())
-""")
 
 
 def test_search_parts_import_without_torch() -> None:
-    code = _BLOCK_TORCH + textwrap.dedent("""
+    code = """
         import icml25.rstar_math as r
         gen = r.StepArithGenerator(levels=(1, 2), seed=0)
         probs = gen.sample(4)
@@ -37,8 +25,8 @@ def test_search_parts_import_without_torch() -> None:
         except Exception as exc:
             assert 'pip install' in str(exc), exc
             print('HINT-OK')
-    """)
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    """
+    res = run_without(("torch",), code)
     assert res.returncode == 0, res.stderr
     assert "HINT-OK" in res.stdout
 

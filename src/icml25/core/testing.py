@@ -12,7 +12,7 @@ from typing import Any
 from .claims import Report, Scale
 from .optional import has
 
-__all__ = ["requires", "quick_report", "test_seeds", "BadInputCase", "ARRAY", "PROB", "SIZE", "POSITIVE", "REAL",
+__all__ = ["requires", "quick_report", "test_seeds", "run_without", "BadInputCase", "ARRAY", "PROB", "SIZE", "POSITIVE", "REAL",
            "TEXT"]
 
 #: argument kinds of a :class:`BadInputCase`; each names the bad variants the fuzz contract tries for it
@@ -128,3 +128,30 @@ def quick_report(slug: str, seed: int = 0) -> Report:
     rep.config["_out"] = str(out / slug)
     _CACHE[key] = rep
     return rep
+
+
+def run_without(modules: tuple[str, ...] | list[str], code: str, timeout: float = 120.0) -> Any:
+    """Run ``code`` in a fresh interpreter in which importing any of ``modules`` (top-level names) fails.
+
+    A meta-path finder refuses them with ``ModuleNotFoundError`` (setting ``sys.modules[m] = None`` would confuse
+    libraries such as scipy that look torch up in ``sys.modules``). Returns the ``subprocess.CompletedProcess``
+    (text output captured), for tests of "this part works without that extra".
+    """
+    import subprocess
+    import sys
+    import textwrap
+
+    prelude = (
+        "import sys, importlib.abc\n"
+        f"_BLOCKED = {tuple(modules)!r}\n"
+        "class _Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in _BLOCKED:\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, _Block())\n"
+    )
+    return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+run_without.__test__ = False  # type: ignore[attr-defined]
