@@ -19,6 +19,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "dist": ("ray",),
     "plot": ("matplotlib",),
     "models": ("gguf", "accelerate"),
+    "diffusers": ("diffusers", "peft"),
 }
 
 
