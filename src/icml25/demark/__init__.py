@@ -14,8 +14,15 @@ Library: the watermark (:class:`KGWWatermark`, z-test :meth:`KGWWatermark.detect
 from .attack import DeMark, RandomScrubber, Spoofer, StepRecord, sample_topk
 from .estimation import estimate_delta, estimate_prefix_length, identify_green_list, pair_scores
 from .metrics import median_p, perplexity, topk_kl, tpr_at_fpr
-from .oracles import (HFCausalLMOracle, HFNextTokenLM, LMOracle, LocalLM, NextTokenLM, OpenAICompatibleOracle,
-                      WatermarkedOracle)
+from .oracles import (
+                      HFCausalLMOracle,
+                      HFNextTokenLM,
+                      LMOracle,
+                      LocalLM,
+                      NextTokenLM,
+                      OpenAICompatibleOracle,
+                      WatermarkedOracle,
+)
 from .probing import DEFAULT_INSTRUCTION, ProbeTemplate, RandomSelectionProber, token_scores
 from .simulators import InstructionFollowingLM, SimulatedProbeOracle
 from .text_lm import NGramLM, WordTokenizer

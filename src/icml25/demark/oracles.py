@@ -48,6 +48,16 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
     return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
 
 
+def _topk(lp: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` ids per row (ties by lower id) and their values, sorted by decreasing value."""
+    part = np.argpartition(-lp, k - 1, axis=1)[:, :k] if k < lp.shape[1] else np.tile(np.arange(lp.shape[1]),
+                                                                                     (len(lp), 1))
+    vals = np.take_along_axis(lp, part, axis=1)
+    order = np.argsort(-vals, axis=1, kind="stable")
+    ids = np.take_along_axis(part, order, axis=1)
+    return ids, np.take_along_axis(lp, ids, axis=1)
+
+
 class NextTokenLM(ABC):
     """A served language model: next-token log-probabilities of token-id sequences.
 
@@ -128,7 +138,7 @@ class HFNextTokenLM(NextTokenLM):
         Reuse the KV cache of the common prefix (results equal the plain forward up to float rounding).
     """
 
-    def __init__(self, model: Any, batch_size: int = 32, share_prefix: bool = True):
+    def __init__(self, model: Any, batch_size: int = 32, share_prefix: bool = True, incremental: int = 8):
         net = getattr(model, "model", model)
         if not hasattr(net, "get_output_embeddings") or not hasattr(net, "config"):
             raise TypeError(f"model must be a transformers causal LM or an icml25.llm.HFModel, got {type(model).__name__}")
@@ -136,21 +146,53 @@ class HFNextTokenLM(NextTokenLM):
         self.vocab_size = int(net.get_output_embeddings().weight.shape[0])
         self.batch_size = check_int(batch_size, "batch_size", low=1)
         self.share_prefix = bool(share_prefix)
+        self.incremental = check_int(incremental, "incremental", low=0)
+        self._inc: dict[tuple[int, ...], Any] = {}  # sequence -> its KV cache (decoding that extends it by one id)
+        self._memo: dict[tuple[int, ...], np.ndarray] = {}  # the last answers (a repeated query is free)
+
+    def _one(self, seq: list[int], torch: Any) -> np.ndarray:
+        """Logits after one sequence, extending a stored KV cache of ``seq[:-1]`` when there is one."""
+        from transformers import DynamicCache
+
+        key = tuple(seq)
+        prev = self._inc.pop(key[:-1], None)
+        if prev is not None:
+            idx, start, cache = torch.tensor([seq[-1:]]), len(seq) - 1, prev
+        else:
+            idx, start, cache = torch.tensor([seq]), 0, DynamicCache()
+        pos = (start + torch.arange(idx.shape[1]))[None]
+        hidden, cache = self._body(idx, torch.ones((1, start + idx.shape[1]), dtype=torch.long), pos, cache)
+        self._inc[key] = cache
+        while len(self._inc) > self.incremental:
+            self._inc.pop(next(iter(self._inc)))
+        return self.net.get_output_embeddings()(hidden[:, -1]).float().numpy()[0]
 
     def _body(self, idx: Any, mask: Any, pos: Any, cache: Any = None) -> tuple[Any, Any]:
-        out = self.net.base_model(input_ids=idx, attention_mask=mask, position_ids=pos, past_key_values=cache,
-                                  use_cache=cache is not None)
-        return out.last_hidden_state, out.past_key_values
+        import inspect
+
+        body = self.net.base_model
+        kw = "cache" if "cache" in inspect.signature(body.forward).parameters else "past_key_values"
+        out = body(input_ids=idx, attention_mask=mask, position_ids=pos, use_cache=cache is not None, **{kw: cache})
+        new = getattr(out, "cache", None)
+        return out.last_hidden_state, (new if new is not None else out.past_key_values)
 
     def next_logprobs(self, batch: list[list[int]]) -> np.ndarray:
         import torch
 
         batch = check_id_batch(batch, self.vocab_size)
-        rows = []
+        keys = [tuple(s) for s in batch]
+        if all(k in self._memo for k in keys):
+            return np.stack([self._memo[k] for k in keys])
         with torch.no_grad():
-            for s in range(0, len(batch), self.batch_size):
-                rows.append(self._chunk(batch[s: s + self.batch_size], torch))
-        return _log_softmax(np.concatenate(rows).astype(np.float64))
+            if len(batch) <= self.incremental:
+                out = np.stack([self._one(s, torch) for s in batch])
+            else:
+                out = np.concatenate([self._chunk(batch[s: s + self.batch_size], torch)
+                                      for s in range(0, len(batch), self.batch_size)])
+        out = _log_softmax(out.astype(np.float64))
+        if len(batch) <= self.incremental:
+            self._memo = dict(zip(keys, out))
+        return out.copy()
 
     def _chunk(self, chunk: list[list[int]], torch: Any) -> np.ndarray:
         B = len(chunk)
@@ -222,8 +264,7 @@ class LMOracle:
         batch = check_id_batch(batch, self.vocab_size)
         lp = self._served_logprobs(batch)
         self.n_queries += len(batch)
-        ids = np.argsort(-lp, axis=1, kind="stable")[:, :k]
-        return ids, np.take_along_axis(lp, ids, axis=1)
+        return _topk(lp, k)
 
     def sample(self, batch: Any, n: int = 1) -> np.ndarray:
         """``n`` sampled next tokens per sequence (temperature 1), int array ``(B, n)``."""

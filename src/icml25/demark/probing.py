@@ -20,9 +20,8 @@ from .oracles import check_id_batch
 __all__ = ["ProbeTemplate", "RandomSelectionProber", "token_scores", "DEFAULT_INSTRUCTION"]
 
 #: the probing instruction rendered in a chat template; ``{A}`` / ``{B}`` mark where the two phrases go.
-DEFAULT_INSTRUCTION = ("Here are two phrases: «{A}» or «{B}». They have no particular meaning. Randomly choose one "
-                       "of these two phrases and start your answer with it. Reply with the chosen phrase only, "
-                       "exactly as written, without quotes.")
+DEFAULT_INSTRUCTION = ("Randomly choose one of the two phrases below (they have no particular meaning) and start "
+                       "your answer with it, writing nothing else.\nThe phrases: «{A}» or «{B}». Choose one now.")
 
 
 def _ids(x: Any, name: str) -> tuple[int, ...]:
