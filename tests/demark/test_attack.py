@@ -7,8 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from icml25.demark import (DeMark, LMOracle, RandomSelectionProber, Spoofer, WatermarkedOracle, sample_topk,
-                           topk_kl)
+from icml25.demark import (
+    DeMark,
+    LMOracle,
+    RandomSelectionProber,
+    Spoofer,
+    WatermarkedOracle,
+    sample_topk,
+    topk_kl,
+)
 
 
 class _Sealed:
@@ -60,10 +67,9 @@ def test_removal_lowers_detection(deployment) -> None:
 
 def test_spoofing_makes_surrogate_text_detectable(deployment) -> None:
     d = deployment
+    from icml25.core.data import shipped_path
     from icml25.demark import NGramLM
     from icml25.demark.text_lm import SPECIALS
-
-    from icml25.core.data import shipped_path
 
     text = shipped_path("demark", "tinyshakespeare.txt").read_text(encoding="utf-8")[300_000:500_000]
     surrogate = NGramLM(d["tok"].encode(text), d["tok"].vocab_size, order=2, n_special=len(SPECIALS))

@@ -6,8 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from icml25.demark import (SimulatedProbeOracle, estimate_delta, estimate_prefix_length, identify_green_list,
-                           pair_scores)
+from icml25.demark import (
+    SimulatedProbeOracle,
+    estimate_delta,
+    estimate_prefix_length,
+    identify_green_list,
+    pair_scores,
+)
 
 WORDS = np.arange(50, 1500)
 

@@ -7,8 +7,19 @@ import numpy as np
 import pytest
 from scipy.stats import entropy
 
-from icml25.demark import (InstructionFollowingLM, KGWWatermark, LMOracle, NGramLM, ProbeTemplate,
-                           SimulatedProbeOracle, WatermarkedOracle, median_p, perplexity, topk_kl, tpr_at_fpr)
+from icml25.demark import (
+    InstructionFollowingLM,
+    KGWWatermark,
+    LMOracle,
+    NGramLM,
+    ProbeTemplate,
+    SimulatedProbeOracle,
+    WatermarkedOracle,
+    median_p,
+    perplexity,
+    topk_kl,
+    tpr_at_fpr,
+)
 
 torch = pytest.importorskip("torch")
 T = ProbeTemplate(pre=(0,), mid=(1,), post=(2,) * 10)

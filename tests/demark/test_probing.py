@@ -6,8 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from icml25.demark import (InstructionFollowingLM, KGWWatermark, ProbeTemplate, RandomSelectionProber,
-                           WatermarkedOracle, token_scores)
+from icml25.demark import (
+    InstructionFollowingLM,
+    KGWWatermark,
+    ProbeTemplate,
+    RandomSelectionProber,
+    WatermarkedOracle,
+    token_scores,
+)
 
 T = ProbeTemplate(pre=(0, 1), mid=(2,), post=(3,) * 10)
 

@@ -10,6 +10,7 @@ import numpy as np
 from icml25.core.progress import progress
 from icml25.core.validation import check_int, check_positive, check_probability, check_real
 
+from ._ids import check_ids
 from .probing import token_scores
 
 __all__ = ["estimate_prefix_length", "estimate_delta", "identify_green_list", "pair_scores"]
@@ -22,15 +23,9 @@ def _check_prober(prober: Any) -> None:
 
 
 def _check_words(words: Any, vocab_size: int, need: int) -> np.ndarray:
-    if isinstance(words, (str, bytes)):
-        raise TypeError("words must be a sequence of single-token word ids, got a string")
-    arr = np.unique(np.asarray(words).reshape(-1))
-    if arr.size and arr.dtype.kind not in "iu":
-        raise TypeError(f"words must hold integer token ids, got dtype {arr.dtype}")
+    arr = np.unique(np.asarray(check_ids(words, "words", vocab_size)))
     if arr.size < need:
         raise ValueError(f"words must hold at least {need} distinct token ids, got {arr.size}")
-    if arr.min() < 0 or arr.max() >= vocab_size:
-        raise ValueError(f"words ids must be in [0, {vocab_size}), got min {arr.min()}, max {arr.max()}")
     return arr.astype(np.int64)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from icml25.core.validation import check_int
 
+from ._ids import check_ids
 from .watermark import KGWWatermark
 
 __all__ = ["NextTokenLM", "HFNextTokenLM", "LocalLM", "LMOracle", "WatermarkedOracle", "HFCausalLMOracle",
@@ -28,19 +29,7 @@ def check_id_batch(batch: Any, vocab_size: int, name: str = "batch") -> list[lis
         raise TypeError(f"{name} must be a list of token-id lists, got {type(batch).__name__}")
     if not batch:
         raise ValueError(f"{name} must hold at least one sequence, got an empty list")
-    out = []
-    for i, seq in enumerate(batch):
-        if isinstance(seq, (str, bytes)):
-            raise TypeError(f"{name}[{i}] must be a sequence of token ids, got a string")
-        arr = np.asarray(seq)
-        if arr.ndim != 1 or arr.size == 0:
-            raise ValueError(f"{name}[{i}] must be a non-empty 1-D sequence of token ids, got shape {arr.shape}")
-        if arr.dtype.kind not in "iu":
-            raise TypeError(f"{name}[{i}] must hold integer token ids, got dtype {arr.dtype}")
-        if arr.min() < 0 or arr.max() >= vocab_size:
-            raise ValueError(f"{name}[{i}] ids must be in [0, {vocab_size}), got min {arr.min()}, max {arr.max()}")
-        out.append([int(x) for x in arr])
-    return out
+    return [check_ids(seq, f"{name}[{i}]", vocab_size) for i, seq in enumerate(batch)]
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:

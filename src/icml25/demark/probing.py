@@ -15,6 +15,7 @@ import numpy as np
 
 from icml25.core.validation import check_int, check_option, check_real
 
+from ._ids import check_ids
 from .oracles import check_id_batch
 
 __all__ = ["ProbeTemplate", "RandomSelectionProber", "token_scores", "DEFAULT_INSTRUCTION"]
@@ -24,15 +25,8 @@ DEFAULT_INSTRUCTION = ("Randomly choose one of the two phrases below (they have 
                        "your answer with it, writing nothing else.\nThe phrases: «{A}» or «{B}». Choose one now.")
 
 
-def _ids(x: Any, name: str) -> tuple[int, ...]:
-    if isinstance(x, (str, bytes)):
-        raise TypeError(f"{name} must be a sequence of token ids, got a string")
-    arr = np.asarray(x).reshape(-1) if not isinstance(x, (list, tuple)) or x else np.zeros(0, dtype=np.int64)
-    if arr.size and arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must hold integer token ids, got dtype {arr.dtype}")
-    if arr.size and arr.min() < 0:
-        raise ValueError(f"{name} must hold non-negative token ids, got {arr.min()}")
-    return tuple(int(i) for i in arr)
+def _ids(x: Any, name: str, allow_empty: bool = False) -> tuple[int, ...]:
+    return tuple(check_ids(x, name, allow_empty=allow_empty))
 
 
 @dataclass(frozen=True)
@@ -64,19 +58,19 @@ class ProbeTemplate:
 
     def __post_init__(self) -> None:
         for name in ("pre", "mid", "post"):
-            object.__setattr__(self, name, _ids(getattr(self, name), name))
-        if not self.post:
-            raise ValueError("post must hold at least one token id (the template tokens before the answer)")
+            object.__setattr__(self, name, _ids(getattr(self, name), name, allow_empty=name == "mid"))
 
     def build(self, context: Any, u: int, v: int) -> list[int]:
         """Probe ids for context ``c`` (ids) and candidates ``u``, ``v`` (the assistant answer prefix is ``c``)."""
         c = list(_ids(context, "context"))
         u, v = check_int(u, "u", low=0), check_int(v, "v", low=0)
+        if u == v:
+            raise ValueError(f"u and v must be different candidates, got u = v = {u}")
         return [*self.pre, *c, u, *self.mid, *c, v, *self.post, *c]
 
     def parse(self, ids: Any) -> tuple[tuple[int, ...], int, int] | None:
         """``(c, u, v)`` if ``ids`` is a well-formed probe of this template, else None."""
-        s = _ids(ids, "ids")
+        s = _ids(ids, "ids", allow_empty=True)
         rest = len(s) - len(self.pre) - len(self.mid) - len(self.post) - 2
         if rest < 0 or rest % 3:
             return None

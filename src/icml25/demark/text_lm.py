@@ -15,6 +15,7 @@ import numpy as np
 
 from icml25.core.validation import check_int, check_real
 
+from ._ids import check_ids
 from .oracles import NextTokenLM, check_id_batch
 from .probing import ProbeTemplate
 
@@ -105,9 +106,9 @@ class NGramLM(NextTokenLM):
         self.order = check_int(order, "order", low=1, high=4)
         self.discount = check_real(discount, "discount", low=0.0, high=1.0, low_open=True, high_open=True)
         self.n_special = check_int(n_special, "n_special", low=0, high=self.vocab_size - 1)
-        arr = np.asarray(ids, dtype=np.int64)
-        if arr.ndim != 1 or arr.size < self.order or arr.min() < 0 or arr.max() >= self.vocab_size:
-            raise ValueError(f"ids must be a 1-D sequence of >= {self.order} ids in [0, {self.vocab_size})")
+        arr = np.asarray(check_ids(ids, "ids", self.vocab_size), dtype=np.int64)
+        if arr.size < self.order:
+            raise ValueError(f"ids must hold at least order={self.order} token ids, got {arr.size}")
         uni = np.bincount(arr, minlength=self.vocab_size).astype(float) + 0.1
         uni[: self.n_special] = 0.0
         self.unigram = uni / uni.sum()

@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
-from icml25.core.validation import check_int, check_option, check_positive, check_probability
+from icml25.core.validation import check_array, check_int, check_option, check_positive, check_probability
+
+from ._ids import check_ids
 
 __all__ = ["KGWWatermark", "Detection", "PRF_SCHEMES", "kgw_z_score"]
 
@@ -49,11 +51,16 @@ def kgw_z_score(n_green: Any, n_scored: Any, gamma: float = 0.5) -> np.ndarray:
     2.0
     """
     gamma = check_probability(gamma, "gamma", open_low=True, open_high=True)
-    g = np.asarray(n_green, dtype=float)
-    t = np.asarray(n_scored, dtype=float)
-    if np.any(~np.isfinite(g)) or np.any(~np.isfinite(t)) or np.any(t < 1) or np.any(g < 0) or np.any(g > t):
-        raise ValueError(f"n_green must be in [0, n_scored] and n_scored >= 1, got n_green={n_green!r}, "
-                         f"n_scored={n_scored!r}")
+    if np.ndim(n_green) == 0 and np.ndim(n_scored) == 0:
+        g = np.asarray(float(check_int(n_green, "n_green", low=0)))
+        t = np.asarray(float(check_int(n_scored, "n_scored", low=1)))
+    else:
+        g = check_array(n_green, "n_green", low=0.0)
+        t = check_array(n_scored, "n_scored", low=1.0)
+        if np.any(g != np.round(g)) or np.any(t != np.round(t)):
+            raise ValueError("n_green and n_scored must hold whole counts")
+    if np.any(g > t):
+        raise ValueError(f"n_green must be <= n_scored, got n_green={n_green!r}, n_scored={n_scored!r}")
     return (g - gamma * t) / np.sqrt(t * gamma * (1 - gamma))
 
 
@@ -132,15 +139,13 @@ class KGWWatermark:
 
     # ------------------------------------------------------------------ green lists
     def _window(self, context: Any) -> tuple[int, ...]:
-        if isinstance(context, (str, bytes)):
-            raise TypeError(f"context must be a sequence of token ids, got {type(context).__name__}")
-        ids = [int(i) for i in np.asarray(context, dtype=np.int64).reshape(-1)]
+        if isinstance(context, tuple) and len(context) == self.h and all(type(i) is int for i in context) \
+                and all(0 <= i < self.vocab_size for i in context):
+            return context  # the fast path of the internal calls
+        ids = check_ids(context, "context", self.vocab_size)
         if len(ids) < self.h:
             raise ValueError(f"context must hold at least h={self.h} token ids, got {len(ids)}")
-        w = tuple(ids[-self.h:])
-        if min(w) < 0 or max(w) >= self.vocab_size:
-            raise ValueError(f"context ids must be in [0, {self.vocab_size}), got {w}")
-        return w
+        return tuple(ids[-self.h:])
 
     def seed(self, context: Any) -> int:
         """PRNG seed of the green list after ``context`` (its last ``h`` ids), by the configured PRF."""
@@ -197,7 +202,7 @@ class KGWWatermark:
         Same type and shape as ``logits``.
         """
         is_torch = type(logits).__module__.startswith("torch")
-        arr = logits if is_torch else np.asarray(logits, dtype=float)
+        arr = logits if is_torch else check_array(logits, "logits", ndim=(1, 2))
         if arr.ndim not in (1, 2) or arr.shape[-1] != self.vocab_size:
             raise ValueError(f"logits must have shape (V,) or (B, V) with V={self.vocab_size}, got {tuple(arr.shape)}")
         rows = [contexts] if arr.ndim == 1 else list(contexts)
@@ -230,12 +235,8 @@ class KGWWatermark:
     # ------------------------------------------------------------------ detection
     def green_flags(self, ids: Any, prompt_len: int = 0, ignore_repeated_ngrams: bool = False) -> np.ndarray:
         """For each scored position ``t >= max(prompt_len, h)``: 1 if ``ids[t]`` is in ``G(ids[t-h:t])``, else 0."""
-        seq = np.asarray(ids, dtype=np.int64).reshape(-1) if not isinstance(ids, (str, bytes)) else None
-        if seq is None:
-            raise TypeError(f"ids must be a sequence of token ids, got {type(ids).__name__}")
+        seq = check_ids(ids, "ids", self.vocab_size)
         prompt_len = check_int(prompt_len, "prompt_len", low=0)
-        if len(seq) and (seq.min() < 0 or seq.max() >= self.vocab_size):
-            raise ValueError(f"ids must be in [0, {self.vocab_size}), got min {seq.min()}, max {seq.max()}")
         seen: set[tuple[int, ...]] = set()
         flags = []
         for t in range(max(prompt_len, self.h), len(seq)):
