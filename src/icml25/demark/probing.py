@@ -189,7 +189,7 @@ class RandomSelectionProber:
     >>> wm = KGWWatermark(40, delta=2.0, h=1, key=3)
     >>> prober = RandomSelectionProber(WatermarkedOracle(lm, wm), t)
     >>> R = prober.ratio_matrix([10], [11, 12, 13])
-    >>> bool(np.allclose(R, -R.T)), sorted({round(abs(x), 6) for x in R.ravel()} - {0.0})
+    >>> bool(np.allclose(R, -R.T)), sorted({float(round(abs(x), 6)) for x in R.ravel()} - {0.0})
     (True, [2.0])
     """
 
