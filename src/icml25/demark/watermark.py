@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
 
 from icml25.core.validation import check_array, check_int, check_option, check_positive, check_probability
 
@@ -270,4 +269,4 @@ class KGWWatermark:
         if len(flags) == 0:
             return Detection(float("nan"), float("nan"), 0, 0)
         z = float(kgw_z_score(int(flags.sum()), len(flags), self.gamma))
-        return Detection(z, float(norm.sf(z)), int(flags.sum()), len(flags))
+        return Detection(z, 0.5 * math.erfc(z / math.sqrt(2.0)), int(flags.sum()), len(flags))
