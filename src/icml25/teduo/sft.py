@@ -1,0 +1,120 @@
+"""TEDUO step 3 data (§4.3): D_SFT = {(goal, raw state, optimal action)} from greedy rollouts of the per-goal
+policies in the *empirical* abstract MDP (offline: the next abstract state is a successor observed in D for
+(s^g, a); a rollout stops when the proxy labels the goal reached, at an unobserved (s^g, a), or at the horizon).
+
+Each kept example is a dataset state s (raw, as the policy sees it at test time), a training goal g, and the first
+greedy action a* = argmax_a Q_g(F(s; g), a) of a rollout from s that reaches the goal. Only the first action of a
+rollout gets an example: later steps of an offline rollout have an abstract state but no raw state to show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from icml25.core.validation import check_int
+
+from .babyai import SymbolicState, parse_goal
+from .dataset import OfflineDataset
+from .labeling import GoalMDP
+from .tabular import TabularQ
+
+__all__ = ["SFTExample", "build_sft_dataset", "rollout_empirical"]
+
+
+@dataclass(frozen=True)
+class SFTExample:
+    """One supervised example: goal string, raw state, optimal action index, rollout length to the goal."""
+
+    goal: str
+    state: SymbolicState
+    action: int
+    steps_to_goal: int
+
+
+def _successors(m: GoalMDP, n_actions: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    sa = m.s * n_actions + m.a
+    order = np.argsort(sa, kind="stable")
+    keys, starts = np.unique(sa[order], return_index=True)
+    ends = np.r_[starts[1:], len(order)]
+    return {int(k): (m.s_next[order[b:e]], m.r[order[b:e]]) for k, b, e in zip(keys, starts, ends)}
+
+
+def rollout_empirical(q: TabularQ, m: GoalMDP, start: int, horizon: int, rng: np.random.Generator,
+                      successors: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
+                      ) -> tuple[list[int], bool]:
+    """Greedy rollout of Q's policy from abstract state id ``start`` in the empirical MDP of ``m``.
+
+    Returns the list of actions taken and whether the last successor is labelled as the goal.
+    """
+    check_int(horizon, "horizon", low=1)
+    n_actions = q.Q_.shape[1]
+    succ = successors if successors is not None else _successors(m, n_actions)
+    s, acts = int(start), []
+    for _ in range(horizon):
+        row = q.Q_[s]
+        if not np.any(row != 0):
+            return acts, False
+        best = np.flatnonzero(row == row.max())
+        a = int(best[rng.integers(len(best))])
+        nxt = succ.get(s * n_actions + a)
+        if nxt is None:
+            return acts, False
+        acts.append(a)
+        j = int(rng.integers(len(nxt[0])))
+        if nxt[1][j]:
+            return acts, True
+        s = int(nxt[0][j])
+    return acts, False
+
+
+def build_sft_dataset(dataset: OfflineDataset, mdps: dict[str, GoalMDP], qs: dict[str, TabularQ],
+                      n_starts: int = 600, goals_per_start: int = 6, horizon: int = 40, random_state: int = 0
+                      ) -> list[SFTExample]:
+    """D_SFT: ``n_starts`` dataset states, each with up to ``goals_per_start`` training goals whose object it
+    contains; one example per successful empirical rollout (TEDUO §4.3).
+
+    Examples
+    --------
+    >>> from icml25.teduo import OfflineDataset, HindsightLabeler, RuleBackend, TabularQ
+    >>> ds = OfflineDataset.collect(n_episodes=20, seed=0)
+    >>> lab = HindsightLabeler(RuleBackend(), label_fraction=0.5).fit(ds, ["go to the red key"])
+    >>> m = lab.mdps_["go to the red key"]
+    >>> qs = {"go to the red key": TabularQ().fit(m.s, m.a, m.r, m.s_next, m.n_states)}
+    >>> ex = build_sft_dataset(ds, lab.mdps_, qs, n_starts=50)
+    >>> all(e.goal == "go to the red key" for e in ex)
+    True
+    """
+    check_int(n_starts, "n_starts", low=1)
+    check_int(goals_per_start, "goals_per_start", low=1)
+    check_int(horizon, "horizon", low=1)
+    if not mdps:
+        raise ValueError("mdps is empty; label the dataset first (HindsightLabeler.fit)")
+    missing = [g for g in mdps if g not in qs]
+    if missing:
+        raise ValueError(f"qs has no Q-table for the goals {missing[:3]}")
+    tr = dataset.transitions()
+    states: Sequence[SymbolicState] = tr["states"]
+    rng = np.random.default_rng(random_state)
+    succ = {g: _successors(m, qs[g].Q_.shape[1]) for g, m in mdps.items()}
+    goals = list(mdps)
+    reached = {g: set(m.s_next[m.r].tolist()) for g, m in mdps.items()}  # abstract states labelled as the goal
+    out: list[SFTExample] = []
+    for i in rng.choice(len(states), min(n_starts, len(states)), replace=False):
+        st = states[int(i)]
+        cands = []
+        for g in goals:
+            v = mdps[g].abstraction(st)
+            j = mdps[g].index.get(v) if v is not None else None
+            if j is not None and j not in reached[g]:
+                cands.append((g, j))
+        rng.shuffle(cands)
+        for g, j in cands[:goals_per_start]:
+            acts, ok = rollout_empirical(qs[g], mdps[g], j, horizon, rng, succ[g])
+            if ok:
+                out.append(SFTExample(parse_goal(g).text, st, acts[0], len(acts)))
+    if not out:
+        raise ValueError("no rollout reached a goal; the data, labels or Q-tables are empty")
+    return out
