@@ -136,6 +136,8 @@ def compile_abstraction(code: str, goal: str, sample_states: Sequence[SymbolicSt
     if not isinstance(code, str) or not code.strip():
         raise AbstractionError(f"code must be a non-empty string of Python source, got {code!r:.60}")
     parse_goal(goal)
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be a Python identifier (the function's name), got {name!r}")
     if len(sample_states) == 0:
         raise ValueError("sample_states must hold at least one state to validate the abstraction on")
     tree = _check_ast(code, name)
@@ -194,7 +196,7 @@ def template_abstraction_code(goal: str) -> str:
                 best = key
     if best is None and not carried:
         return None
-    target = None if best is None else (best[1], best[2])
+    target = None if best is None else (-best[1], best[2])
     fx, fy = state.x + dx, state.y + dy
     wall = not (1 <= fx <= {hi} and 1 <= fy <= {hi})
     other = any(x == fx and y == fy and (colour, kind) != ("{c}", "{t}") for colour, kind, x, y in state.objects)

@@ -112,6 +112,8 @@ def front_cell(state: SymbolicState) -> tuple[int, int]:
 
 def relative_position(state: SymbolicState, x: int, y: int) -> tuple[int, int]:
     """Position of cell ``(x, y)`` in the agent's frame: ``(forward, right)`` steps."""
+    check_int(x, "x")
+    check_int(y, "y")
     dx, dy = _DIR_VEC[state.direction]
     rx, ry = -dy, dx  # minigrid's right_vec
     px, py = x - state.x, y - state.y

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from icml25.core.progress import progress
-from icml25.core.validation import check_int
+from icml25.core.validation import check_array, check_int
 
 from .babyai import ACTIONS, COLOURS, TYPES, SymbolicState, make_env, reset_env, state_from_env
 
@@ -39,7 +39,7 @@ def encode_state(s: SymbolicState) -> np.ndarray:
 
 def decode_state(v: Any) -> SymbolicState:
     """Inverse of :func:`encode_state`."""
-    v = np.asarray(v).astype(int)
+    v = check_array(v, "v", ndim=1, low=-1).astype(int)
     if v.shape != (5 + 4 * MAX_OBJECTS,):
         raise ValueError(f"v must have shape ({5 + 4 * MAX_OBJECTS},), got {v.shape}")
     carry = None if v[3] < 0 else (COLOURS[v[3]], TYPES[v[4]])
@@ -95,6 +95,8 @@ class OfflineDataset:
         check_int(n_episodes, "n_episodes", low=1)
         check_int(episode_length, "episode_length", low=1)
         check_int(seed, "seed", low=0)
+        if not isinstance(env_id, str) or not env_id.startswith("BabyAI-"):
+            raise ValueError(f"env_id must name a BabyAI single-room env such as 'BabyAI-PickupLoc-v0', got {env_id!r}")
         env = make_env(env_id)
         rng = np.random.default_rng(seed)
         episodes = []

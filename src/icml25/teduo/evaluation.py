@@ -97,6 +97,7 @@ def evaluate(policy: Any, episodes: Sequence[tuple[int, str]], horizon: int = 40
     """
     check_int(horizon, "horizon", low=1)
     check_int(batch, "batch", low=1)
+    check_int(seed, "seed", low=0)
     if len(episodes) == 0:
         raise ValueError("episodes is empty; draw them with draw_episodes")
     rng = np.random.default_rng(seed)

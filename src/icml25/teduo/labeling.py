@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from icml25.core.progress import progress
-from icml25.core.validation import check_int, check_positive, check_probability
+from icml25.core.validation import check_array, check_int, check_positive, check_probability
 
 from .abstraction import AbstractionError, AbstractionFn, compile_abstraction, identity_abstraction
 from .babyai import parse_goal
@@ -67,6 +67,7 @@ def abstract_features(abstract_state: Any, goal: str, dim: int = 512) -> np.ndar
     """Hashed one-hot features of (abstract state, goal) for the proxy reward model: one token per leaf of the
     (nested tuple) abstract state, by position, plus the goal's verb, colour and type. Shape ``(dim,)``."""
     g = parse_goal(goal)
+    check_int(dim, "dim", low=1)
     toks: list[str] = []
     _flatten(abstract_state, "s", toks)
     toks += [f"verb={g.verb}", f"colour={g.colour}", f"type={g.type}"]
@@ -87,6 +88,8 @@ class ProxyRewardModel:
     ----------
     hidden : int
     epochs : int
+        Passes over the data; raised so that training takes at least ``min_steps`` gradient steps (small data).
+    min_steps : int
     lr : float
     pos_weight : float
     batch_size : int
@@ -94,9 +97,10 @@ class ProxyRewardModel:
     """
 
     def __init__(self, hidden: int = 64, epochs: int = 15, lr: float = 3e-3, pos_weight: float = 3.0,
-                 batch_size: int = 256, dim: int = 512, random_state: int = 0):
+                 batch_size: int = 256, dim: int = 512, random_state: int = 0, min_steps: int = 300):
         self.hidden = check_int(hidden, "hidden", low=1)
         self.epochs = check_int(epochs, "epochs", low=1)
+        self.min_steps = check_int(min_steps, "min_steps", low=0)
         self.lr = check_positive(lr, "lr")
         self.pos_weight = check_positive(pos_weight, "pos_weight")
         self.batch_size = check_int(batch_size, "batch_size", low=1)
@@ -108,8 +112,8 @@ class ProxyRewardModel:
         """Train on features ``X`` (n, dim) and labels ``y`` (n,) in {0, 1}."""
         import torch
 
-        X = np.asarray(X, dtype=np.float32)
-        y = np.asarray(y, dtype=np.float32)
+        X = check_array(X, "X", ndim=2).astype(np.float32)
+        y = check_array(y, "y", ndim=1).astype(np.float32)
         if X.ndim != 2 or X.shape[1] != self.dim or len(X) != len(y) or len(X) == 0:
             raise ValueError(f"X must have shape (n >= 1, {self.dim}) matching y, got {X.shape} and {y.shape}")
         torch.manual_seed(self.random_state)
@@ -119,7 +123,8 @@ class ProxyRewardModel:
         loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor(self.pos_weight))
         Xt, yt = torch.from_numpy(X), torch.from_numpy(y)
         g = torch.Generator().manual_seed(self.random_state)
-        for _ in range(self.epochs):
+        per_epoch = -(-len(Xt) // self.batch_size)
+        for _ in range(max(self.epochs, -(-self.min_steps // per_epoch))):
             perm = torch.randperm(len(Xt), generator=g)
             for i in range(0, len(perm), self.batch_size):
                 b = perm[i:i + self.batch_size]
@@ -136,7 +141,8 @@ class ProxyRewardModel:
         if self.net_ is None:
             raise RuntimeError("ProxyRewardModel is not fitted; call fit(X, y) first")
         with torch.no_grad():
-            return (self.net_(torch.from_numpy(np.asarray(X, dtype=np.float32))).squeeze(-1) > 0).numpy()
+            X = check_array(X, "X", ndim=2, shape=(None, self.dim)).astype(np.float32)
+            return (self.net_(torch.from_numpy(X)).squeeze(-1) > 0).numpy()
 
 
 @dataclass

@@ -50,6 +50,7 @@ def rollout_empirical(q: TabularQ, m: GoalMDP, start: int, horizon: int, rng: np
     Returns the list of actions taken and whether the last successor is labelled as the goal.
     """
     check_int(horizon, "horizon", low=1)
+    check_int(start, "start", low=0, high=m.n_states - 1)
     n_actions = q.Q_.shape[1]
     succ = successors if successors is not None else _successors(m, n_actions)
     s, acts = int(start), []

@@ -149,6 +149,8 @@ def gcbc_table(s: Any, a: Any, r: Any, episode: Any, t: Any, n_states: int, n_ac
     array (n_states, n_actions) of counts.
     """
     check_int(window, "window", low=1)
+    check_int(n_states, "n_states", low=1)
+    check_int(n_actions, "n_actions", low=1)
     s, a, r, _ = _check_transitions(s, a, r, s, n_states, n_actions)
     episode = np.asarray(episode)
     t = np.asarray(t)
