@@ -80,12 +80,14 @@ def build_sft_dataset(dataset: OfflineDataset, mdps: dict[str, GoalMDP], qs: dic
     Examples
     --------
     >>> from icml25.teduo import OfflineDataset, HindsightLabeler, RuleBackend, TabularQ
-    >>> ds = OfflineDataset.collect(n_episodes=20, seed=0)
-    >>> lab = HindsightLabeler(RuleBackend(), label_fraction=0.5).fit(ds, ["go to the red key"])
-    >>> m = lab.mdps_["go to the red key"]
-    >>> qs = {"go to the red key": TabularQ().fit(m.s, m.a, m.r, m.s_next, m.n_states)}
-    >>> ex = build_sft_dataset(ds, lab.mdps_, qs, n_starts=50)
-    >>> all(e.goal == "go to the red key" for e in ex)
+    >>> ds = OfflineDataset.collect(n_episodes=40, seed=0)
+    >>> c, t, _, _ = ds.episodes[0]["observations"][0].objects[0]
+    >>> goal = f"go to the {c} {t}"
+    >>> lab = HindsightLabeler(RuleBackend(), label_fraction=0.5).fit(ds, [goal])
+    >>> m = lab.mdps_[goal]
+    >>> qs = {goal: TabularQ().fit(m.s, m.a, m.r, m.s_next, m.n_states)}
+    >>> ex = build_sft_dataset(ds, lab.mdps_, qs, n_starts=200)
+    >>> len(ex) > 0 and all(e.goal == goal for e in ex)
     True
     """
     check_int(n_starts, "n_starts", low=1)
