@@ -85,17 +85,22 @@ class LoRAPolicy:
         self.net = peft.get_peft_model(self.lm.model, cfg)
         tok = self.lm.tokenizer
         end = tok.encode("<|im_end|>", add_special_tokens=False)
-        rows = []
-        for e in examples:
-            p = tok.encode(self._prompt(e.state, e.goal), add_special_tokens=False)
-            a = tok.encode(ACTIONS[e.action], add_special_tokens=False) + end
-            rows.append((p, a))
+        cache: dict[int, tuple[list[int], list[int]]] = {}
+
+        def row(i: int) -> tuple[list[int], list[int]]:  # tokenised lazily: only the sampled examples
+            if i not in cache:
+                e = examples[i]
+                cache[i] = (tok.encode(self._prompt(e.state, e.goal), add_special_tokens=False),
+                            tok.encode(ACTIONS[e.action], add_special_tokens=False) + end)
+            return cache[i]
+
         opt = torch.optim.AdamW([p for p in self.net.parameters() if p.requires_grad], lr=self.lr)
         rng = np.random.default_rng(self.random_state)
         self.net.train()
         pad = self.lm.pad_id
         for _ in progress(range(self.steps), desc):
-            batch = [rows[i] for i in rng.choice(len(rows), min(self.batch_size, len(rows)), replace=False)]
+            batch = [row(int(i)) for i in rng.choice(len(examples), min(self.batch_size, len(examples)),
+                                                      replace=False)]
             width = max(len(p) + len(a) for p, a in batch)
             ids = torch.full((len(batch), width), pad)
             labels = torch.full((len(batch), width), -100)

@@ -2,9 +2,10 @@
 policies in the *empirical* abstract MDP (offline: the next abstract state is a successor observed in D for
 (s^g, a); a rollout stops when the proxy labels the goal reached, at an unobserved (s^g, a), or at the horizon).
 
-Each kept example is a dataset state s (raw, as the policy sees it at test time), a training goal g, and the first
-greedy action a* = argmax_a Q_g(F(s; g), a) of a rollout from s that reaches the goal. Only the first action of a
-rollout gets an example: later steps of an offline rollout have an abstract state but no raw state to show.
+Each kept example is a dataset state s (raw, as the policy sees it at test time), a training goal g, and the greedy
+action a* = argmax_a Q_g(F(s; g), a) of a rollout that reaches the goal. The first step shows the start state
+itself; a later step of the offline rollout has only an abstract state s^g_k, so it is shown through a dataset
+state drawn among those with F(s; g) = s^g_k (``whole_rollouts=True``; the goal-relevant content is identical).
 """
 
 from __future__ import annotations
@@ -49,33 +50,42 @@ def rollout_empirical(q: TabularQ, m: GoalMDP, start: int, horizon: int, rng: np
 
     Returns the list of actions taken and whether the last successor is labelled as the goal.
     """
+    acts, _, ok = _rollout(q, m, start, horizon, rng, successors)
+    return acts, ok
+
+
+def _rollout(q: TabularQ, m: GoalMDP, start: int, horizon: int, rng: np.random.Generator,
+             successors: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
+             ) -> tuple[list[int], list[int], bool]:
     check_int(horizon, "horizon", low=1)
     check_int(start, "start", low=0, high=m.n_states - 1)
     n_actions = q.Q_.shape[1]
     succ = successors if successors is not None else _successors(m, n_actions)
-    s, acts = int(start), []
+    s, acts, path = int(start), [], []
     for _ in range(horizon):
         row = q.Q_[s]
         if not np.any(row != 0):
-            return acts, False
+            return acts, path, False
         best = np.flatnonzero(row == row.max())
         a = int(best[rng.integers(len(best))])
         nxt = succ.get(s * n_actions + a)
         if nxt is None:
-            return acts, False
+            return acts, path, False
         acts.append(a)
+        path.append(s)
         j = int(rng.integers(len(nxt[0])))
         if nxt[1][j]:
-            return acts, True
+            return acts, path, True
         s = int(nxt[0][j])
-    return acts, False
+    return acts, path, False
 
 
 def build_sft_dataset(dataset: OfflineDataset, mdps: dict[str, GoalMDP], qs: dict[str, TabularQ],
-                      n_starts: int = 600, goals_per_start: int = 6, horizon: int = 40, random_state: int = 0
-                      ) -> list[SFTExample]:
+                      n_starts: int = 600, goals_per_start: int = 6, horizon: int = 40, random_state: int = 0,
+                      whole_rollouts: bool = True) -> list[SFTExample]:
     """D_SFT: ``n_starts`` dataset states, each with up to ``goals_per_start`` training goals whose object it
-    contains; one example per successful empirical rollout (TEDUO §4.3).
+    contains; one example per step of each successful empirical rollout (``whole_rollouts``; otherwise one per
+    rollout, its first step) (TEDUO §4.3).
 
     Examples
     --------
@@ -104,6 +114,12 @@ def build_sft_dataset(dataset: OfflineDataset, mdps: dict[str, GoalMDP], qs: dic
     succ = {g: _successors(m, qs[g].Q_.shape[1]) for g, m in mdps.items()}
     goals = list(mdps)
     reached = {g: set(m.s_next[m.r].tolist()) for g, m in mdps.items()}  # abstract states labelled as the goal
+    reps: dict[str, dict[int, np.ndarray]] = {}  # abstract id -> raw dataset states with that abstraction
+    for g, m in mdps.items():
+        raw = tr["s"][m.transition_ids]
+        order = np.argsort(m.s, kind="stable")
+        keys, starts = np.unique(m.s[order], return_index=True)
+        reps[g] = {int(k): raw[order[b:e]] for k, b, e in zip(keys, starts, np.r_[starts[1:], len(order)])}
     out: list[SFTExample] = []
     for i in rng.choice(len(states), min(n_starts, len(states)), replace=False):
         st = states[int(i)]
@@ -115,9 +131,15 @@ def build_sft_dataset(dataset: OfflineDataset, mdps: dict[str, GoalMDP], qs: dic
                 cands.append((g, j))
         rng.shuffle(cands)
         for g, j in cands[:goals_per_start]:
-            acts, ok = rollout_empirical(qs[g], mdps[g], j, horizon, rng, succ[g])
-            if ok:
-                out.append(SFTExample(parse_goal(g).text, st, acts[0], len(acts)))
+            acts, path, ok = _rollout(qs[g], mdps[g], j, horizon, rng, succ[g])
+            if not ok:
+                continue
+            text = parse_goal(g).text
+            out.append(SFTExample(text, st, acts[0], len(acts)))
+            for k in range(1, len(acts) if whole_rollouts else 1):
+                pool = reps[g][path[k]]
+                rep_state = states[int(pool[rng.integers(len(pool))])]
+                out.append(SFTExample(text, rep_state, acts[k], len(acts) - k))
     if not out:
         raise ValueError("no rollout reached a goal; the data, labels or Q-tables are empty")
     return out
