@@ -1,0 +1,139 @@
+"""TEDUO step 3 with a pretrained LLM (§4.3): LoRA fine-tuning of an instruction model on D_SFT as a
+goal-conditioned policy, run closed loop (re-queried at every step with the current textual state).
+
+Prompt = the model's chat template with a system line (environment and action vocabulary) and a user turn
+``Goal: <goal>. Observation: <text state>.``; target = the action word, loss on the answer tokens only.
+Decoding is constrained to the four action words (argmax of their first-token logits); the unconstrained argmax is
+checked too and counted as invalid when it is not one of them (the invalid-action rate of the paper).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from icml25.core.progress import progress
+from icml25.core.validation import check_int, check_positive
+
+from .babyai import ACTIONS, SymbolicState, describe_state, parse_goal
+from .sft import SFTExample
+
+__all__ = ["LoRAPolicy", "policy_messages"]
+
+SYSTEM = ("You control an agent in a grid room. Reply with one action: left, right, forward or pickup. "
+          "Positions are steps forward and to the left/right of the agent.")
+
+
+def policy_messages(state: SymbolicState, goal: str) -> list[dict[str, str]]:
+    """Chat messages of one policy query."""
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"Goal: {parse_goal(goal).text}. Observation: {describe_state(state)}."}]
+
+
+class LoRAPolicy:
+    """A pretrained causal LM (an :class:`icml25.llm.HFModel`) fine-tuned with LoRA (``peft``) as the policy.
+
+    Parameters
+    ----------
+    model : icml25.llm.HFModel
+        E.g. ``load_model("pretrained:smollm2-135m-instruct")`` (needs a chat template).
+    r, alpha : int
+        LoRA rank and scaling (spec: 16, 32).
+    lr : float
+        AdamW learning rate (2e-4).
+    steps, batch_size : int
+        Optimiser steps and examples per step.
+    random_state : int
+    """
+
+    def __init__(self, model: Any, r: int = 16, alpha: int = 32, lr: float = 2e-4, steps: int = 100,
+                 batch_size: int = 8, random_state: int = 0):
+        if not hasattr(model, "model") or not hasattr(model, "tokenizer"):
+            raise TypeError(f"model must be an icml25.llm.HFModel, got {type(model).__name__}")
+        self.lm = model
+        self.r = check_int(r, "r", low=1)
+        self.alpha = check_int(alpha, "alpha", low=1)
+        self.lr = check_positive(lr, "lr")
+        self.steps = check_int(steps, "steps", low=0)
+        self.batch_size = check_int(batch_size, "batch_size", low=1)
+        self.random_state = check_int(random_state, "random_state", low=0)
+        tok = model.tokenizer
+        self.action_ids = [tok.encode(a, add_special_tokens=False)[0] for a in ACTIONS]
+        if len(set(self.action_ids)) != len(ACTIONS):
+            raise ValueError("the tokenizer gives two actions the same first token; constrained decoding needs "
+                             "distinct first tokens")
+        self.net = model.model
+        self.losses_: list[float] = []
+        self.n_invalid = 0
+        self.tokens_trained_ = 0
+
+    def _prompt(self, state: SymbolicState, goal: str) -> str:
+        return self.lm.chat_prompt(policy_messages(state, goal))
+
+    def fit(self, examples: Sequence[SFTExample], desc: str = "LoRA fine-tuning") -> LoRAPolicy:
+        """LoRA SFT on (prompt, action word) pairs, loss on the answer tokens (action word + end of turn)."""
+        import peft
+        import torch
+
+        if not examples:
+            raise ValueError("examples must be a non-empty list of SFTExample (build_sft_dataset)")
+        torch.manual_seed(self.random_state)
+        cfg = peft.LoraConfig(r=self.r, lora_alpha=self.alpha, lora_dropout=0.0, task_type="CAUSAL_LM",
+                              target_modules=["q_proj", "k_proj", "v_proj", "o_proj"])
+        self.net = peft.get_peft_model(self.lm.model, cfg)
+        tok = self.lm.tokenizer
+        end = tok.encode("<|im_end|>", add_special_tokens=False)
+        cache: dict[int, tuple[list[int], list[int]]] = {}
+
+        def row(i: int) -> tuple[list[int], list[int]]:  # tokenised lazily: only the sampled examples
+            if i not in cache:
+                e = examples[i]
+                cache[i] = (tok.encode(self._prompt(e.state, e.goal), add_special_tokens=False),
+                            tok.encode(ACTIONS[e.action], add_special_tokens=False) + end)
+            return cache[i]
+
+        opt = torch.optim.AdamW([p for p in self.net.parameters() if p.requires_grad], lr=self.lr)
+        rng = np.random.default_rng(self.random_state)
+        self.net.train()
+        pad = self.lm.pad_id
+        for _ in progress(range(self.steps), desc):
+            batch = [row(int(i)) for i in rng.choice(len(examples), min(self.batch_size, len(examples)),
+                                                      replace=False)]
+            width = max(len(p) + len(a) for p, a in batch)
+            ids = torch.full((len(batch), width), pad)
+            labels = torch.full((len(batch), width), -100)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for k, (p, a) in enumerate(batch):
+                n = len(p) + len(a)
+                ids[k, :n] = torch.tensor(p + a)
+                labels[k, len(p):n] = torch.tensor(a)  # loss on the answer tokens only
+                mask[k, :n] = 1
+            loss = self.net(input_ids=ids, attention_mask=mask, labels=labels).loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            self.losses_.append(float(loss.detach()))
+            self.tokens_trained_ += int(mask.sum())
+        self.net.eval()
+        return self
+
+    def act_batch(self, states: Sequence[SymbolicState], goals: Sequence[str], rng: Any = None) -> list[int]:
+        """Constrained greedy action per (state, goal); unconstrained invalid argmaxes are counted."""
+        import torch
+
+        tok = self.lm.tokenizer
+        seqs = [tok.encode(self._prompt(s, g), add_special_tokens=False) for s, g in zip(states, goals)]
+        width = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), width), self.lm.pad_id)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for k, s in enumerate(seqs):  # left padding: every prompt ends at the last position
+            ids[k, width - len(s):] = torch.tensor(s)
+            mask[k, width - len(s):] = 1
+        with torch.inference_mode():
+            pos = (mask.cumsum(-1) - 1).clamp(min=0)
+            logits = self.net(input_ids=ids, attention_mask=mask, position_ids=pos).logits[:, -1].float()
+        free = logits.argmax(-1).tolist()
+        self.n_invalid += sum(f not in self.action_ids for f in free)
+        return logits[:, self.action_ids].argmax(-1).tolist()
