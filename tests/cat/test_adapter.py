@@ -9,8 +9,14 @@ import re
 import pytest
 import torch
 
-from icml25.cat import (TARGET_PATTERNS, add_cat_adapter, cat_parameters, decode_with_cat, encode_with_cat,
-                        train_cat_adapter)
+from icml25.cat import (
+    TARGET_PATTERNS,
+    add_cat_adapter,
+    cat_parameters,
+    decode_with_cat,
+    encode_with_cat,
+    train_cat_adapter,
+)
 
 
 def _lora_modules(vae) -> set[str]:

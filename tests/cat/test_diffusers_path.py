@@ -12,8 +12,15 @@ import torch
 pytest.importorskip("diffusers")
 pytest.importorskip("peft")
 
-from icml25.cat import (add_cat_adapter, cat_parameters, encode_with_cat, load_cat_adapter,  # noqa: E402
-                        load_image_folder, save_cat_adapter, train_cat_adapter)
+from icml25.cat import (  # noqa: E402
+    add_cat_adapter,
+    cat_parameters,
+    encode_with_cat,
+    load_cat_adapter,
+    load_image_folder,
+    save_cat_adapter,
+    train_cat_adapter,
+)
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,16 @@ import numpy as np
 import pytest
 import torch
 
-from icml25.cat import (DigitClassifier, TinyVAE, identity_scores, latent_distortion, load_digit_images,
-                        pca_latents, subject_images, train_vae)
+from icml25.cat import (
+    DigitClassifier,
+    TinyVAE,
+    identity_scores,
+    latent_distortion,
+    load_digit_images,
+    pca_latents,
+    subject_images,
+    train_vae,
+)
 
 
 def test_latent_distortion_matches_a_direct_computation(tiny_vae, images) -> None:
@@ -21,6 +29,7 @@ def test_latent_distortion_matches_a_direct_computation(tiny_vae, images) -> Non
     assert d["rel_l2"] == pytest.approx(np.mean(rel), rel=1e-5)
     assert d["sigma_l2"] == pytest.approx(float(((mu_a - mu) ** 2 / logvar.exp()).mean()), rel=1e-5)
     assert d["decoded_mse"] == pytest.approx(float(((rec - images) ** 2).mean()), rel=1e-5)
+    assert d["recon_mse"] == pytest.approx(float(((rec - other) ** 2).mean()), rel=1e-5)
     assert d["psnr"] == pytest.approx(10 * np.log10(1 / d["decoded_mse"]), rel=1e-6)
     same = latent_distortion(tiny_vae, images, images)
     assert same["rel_l2"] == 0.0 and same["decoded_mse"] == same["clean_decoded_mse"]

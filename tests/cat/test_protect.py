@@ -6,8 +6,17 @@ from __future__ import annotations
 import pytest
 import torch
 
-from icml25.cat import (advdm, aspl, diffusion_loss, encoder_attack, mist, pgd, random_noise, sds,
-                        target_pattern)
+from icml25.cat import (
+    advdm,
+    aspl,
+    diffusion_loss,
+    encoder_attack,
+    mist,
+    pgd,
+    random_noise,
+    sds,
+    target_pattern,
+)
 
 EPS = 0.05
 

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from icml25.core.progress import progress
-from icml25.core.validation import check_int, check_positive, check_probability
+from icml25.core.validation import check_array, check_int, check_positive, check_probability
 
 from ._checks import as_images, check_module, vae_geometry
 
@@ -43,7 +43,9 @@ def latent_distortion(vae: nn.Module, clean: Any, protected: Any, *, reference_v
     - ``rel_l2``: ||mu_a - mu||_2 / ||mu||_2 (spec §2 d_lat);
     - ``sigma_l2``: mean over latent elements of ((mu_a - mu) / sigma)^2 (spec §8, robust to degenerate directions);
     - ``decoded_mse``: mean (D(mu_a) - x)^2 per pixel with x the clean image (d_rec), and ``clean_decoded_mse`` the
-      same for D(mu) (the VAE's own reconstruction error); ``psnr``: 10 log10(1 / decoded_mse) (dB).
+      same for D(mu) (the VAE's own reconstruction error); ``psnr``: 10 log10(1 / decoded_mse) (dB);
+    - ``recon_mse``: mean (D(mu_a) - x_a)^2, the autoencoder's error on the image it was given (the artefacts it
+      adds; what the CAT loss minimises, with a posterior sample instead of the mean).
 
     Examples
     --------
@@ -67,11 +69,13 @@ def latent_distortion(vae: nn.Module, clean: Any, protected: Any, *, reference_v
         d = (mu_a - mu).reshape(n, -1)
         rel = d.norm(dim=1) / mu.reshape(n, -1).norm(dim=1).clamp_min(1e-12)
         sig = (d / torch.exp(0.5 * logvar).reshape(n, -1)).pow(2).mean(1)
-        dec = (_decode(vae, mu_a).clamp(0, 1) - x).pow(2).reshape(n, -1).mean(1)
+        rec_a = _decode(vae, mu_a).clamp(0, 1)
+        dec = (rec_a - x).pow(2).reshape(n, -1).mean(1)
+        own = (rec_a - xa).pow(2).reshape(n, -1).mean(1)
         dec0 = (_decode(ref, mu).clamp(0, 1) - x).pow(2).reshape(n, -1).mean(1)
     mse = float(dec.mean())
     return {"rel_l2": float(rel.mean()), "sigma_l2": float(sig.mean()), "decoded_mse": mse,
-            "clean_decoded_mse": float(dec0.mean()), "psnr": float(10 * np.log10(1.0 / max(mse, 1e-12)))}
+            "clean_decoded_mse": float(dec0.mean()), "recon_mse": float(own.mean()), "psnr": float(10 * np.log10(1.0 / max(mse, 1e-12)))}
 
 
 def pca_latents(vae: nn.Module, groups: dict[str, Any], n_components: int = 2) -> dict[str, np.ndarray]:
@@ -136,9 +140,9 @@ def train_classifier(images: Any, labels: Any, *, steps: int = 400, batch_size: 
     True
     """
     x = as_images(images, "images", channels=1, size=16)
-    y = torch.as_tensor(np.asarray(labels), dtype=torch.long)
-    if y.ndim != 1 or len(y) != len(x) or y.min() < 0 or y.max() > 9:
-        raise ValueError(f"labels must be {len(x)} integers in 0..9, got shape {tuple(y.shape)}")
+    y = torch.as_tensor(check_array(labels, "labels", ndim=1, dtype=int, low=0, high=9), dtype=torch.long)
+    if len(y) != len(x):
+        raise ValueError(f"labels must have one entry per image ({len(x)}), got {len(y)}")
     steps = check_int(steps, "steps", low=1)
     batch_size = check_int(batch_size, "batch_size", low=1)
     lr = check_positive(lr, "lr")
