@@ -51,8 +51,9 @@ def test_dreambooth_teaches_the_new_token_its_subject() -> None:
     before = ddim_sample(ldm, s, [11] * 16, steps=25, seed=1)
     tuned = dreambooth(ldm, s, z0.repeat(4, 1, 1, 1), 11, steps=600, lr=1e-3, seed=0)
     after = ddim_sample(tuned, s, [11] * 16, steps=25, seed=1)
-    assert float((after - z0).pow(2).mean()) < 0.3 < 1.0 < float((before - z0).pow(2).mean())
-    assert torch.equal(ddim_sample(ldm, s, [11] * 4, steps=10, seed=1), before[:4])  # the original is untouched
+    err_after, err_before = float((after - z0).pow(2).mean()), float((before - z0).pow(2).mean())
+    assert err_after < 0.5 and err_after < err_before / 8
+    assert torch.equal(ddim_sample(ldm, s, [11] * 16, steps=25, seed=1), before)  # the original is untouched
 
 
 def test_dreambooth_rejects_mismatched_latents(tiny_ldm) -> None:
