@@ -255,8 +255,9 @@ def _claims_full(rep: Report, cfg: Config, runs: list[dict[str, Any]], lat_ratio
             for p in eff]
     # fails if: CAT does not restore customisation (e.g. adapters fitted but latents still distorted)
     rep.add_claim("C2b", "CAT recovers >= half of the ISM* gap, averaged over the effective protections", None,
-                  float(np.mean(gaps)) if gaps else float("nan"), ">=", 0.5, kind="paper", scale=Scale.FULL,
-                  requires=["C2a"])
+                  float(np.mean(gaps)) if gaps else 0.0, ">=", 0.5, kind="paper", scale=Scale.FULL,
+                  requires=["C2a"], note="per protection: " + ", ".join(f"{p} {g:.2f}" for p, g in zip(eff, gaps))
+                  if gaps else "no effective protection, so no gap to recover (0 by convention; C2a failed)")
     # fails if: the adapter trained on clean images breaks the customisation (over-adaptation, spec §8)
     rep.add_claim("C2c", "CAT on clean images does not hurt: ISM*(clean+CAT) - ISM*(clean) >= -0.05", None,
                   ism["clean+cat"] - ism["clean"], ">=", -0.05, kind="mechanism", scale=Scale.FULL)
