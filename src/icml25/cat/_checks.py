@@ -42,11 +42,12 @@ def check_module(x: Any, name: str) -> Any:
     return x
 
 
-def vae_geometry(vae: Any) -> tuple[int, int]:
-    """(channels, image size) a VAE expects: a TinyVAE's attributes or a diffusers AutoencoderKL's config."""
+def vae_geometry(vae: Any) -> tuple[int, int | None]:
+    """(channels, image size) a VAE expects: a TinyVAE's attributes, or a diffusers AutoencoderKL's input channels
+    and None (it is fully convolutional: SD 2.1's VAE says sample_size 768 but encodes 512 px images too)."""
     if hasattr(vae, "image_size"):
         return int(vae.in_channels), int(vae.image_size)
     cfg = getattr(vae, "config", None)
     if cfg is not None and hasattr(cfg, "in_channels"):
-        return int(cfg.in_channels), int(cfg.sample_size if isinstance(cfg.sample_size, int) else cfg.sample_size[0])
+        return int(cfg.in_channels), None
     raise TypeError(f"vae must be a TinyVAE or a diffusers AutoencoderKL, got {type(vae).__name__}")

@@ -176,7 +176,7 @@ def encoder_attack(images: Any, vae: nn.Module, target: Any = None, *, eps: floa
     """
     x = _prep(images, vae)
     ch, size = vae_geometry(vae)
-    tgt = target_pattern(size, ch) if target is None else as_images(target, "target", channels=ch, size=size)
+    tgt = target_pattern(size or x.shape[-1], ch) if target is None else as_images(target, "target", channels=ch, size=size)
     _frozen(vae)
     with torch.no_grad():
         mu_t = _posterior(vae, tgt[:1])[0]
@@ -203,7 +203,7 @@ def mist(images: Any, vae: nn.Module, denoiser: nn.Module, schedule: NoiseSchedu
     x = _prep(images, vae)
     check_module(denoiser, "denoiser")
     ch, size = vae_geometry(vae)
-    tgt = target_pattern(size, ch) if target is None else as_images(target, "target", channels=ch, size=size)
+    tgt = target_pattern(size or x.shape[-1], ch) if target is None else as_images(target, "target", channels=ch, size=size)
     weight = check_positive(weight, "weight", allow_zero=True)
     c = _labels(label, len(x), denoiser)
     _frozen(vae, denoiser)
