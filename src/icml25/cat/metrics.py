@@ -1,0 +1,179 @@
+"""Latent distortion (claim 1) and the toy identity/quality metrics ISM*/FDFR* (spec §2 "metrics", §6 step 2).
+
+``latent_distortion`` is the paper's analysis: how far a protection moves the encoder's posterior means and how much
+worse the decoded image gets. ISM*/FDFR* replace ArcFace identity similarity and RetinaFace detection failure with a
+digit classifier trained on clean digits: ISM* = mean probability of the subject class over generated images,
+FDFR* = fraction of generated images whose top class probability is < 0.5 ("no recognisable digit").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from icml25.core.progress import progress
+from icml25.core.validation import check_array, check_int, check_positive, check_probability
+
+from ._checks import as_images, check_module, vae_geometry
+
+__all__ = ["latent_distortion", "DigitClassifier", "train_classifier", "identity_scores", "pca_latents"]
+
+
+def _posterior(vae: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    if hasattr(vae, "image_size"):
+        return vae.encode(x)
+    dist = vae.encode(2 * x - 1).latent_dist
+    return dist.mean, dist.logvar
+
+
+def _decode(vae: nn.Module, z: torch.Tensor) -> torch.Tensor:
+    return vae.decode(z) if hasattr(vae, "image_size") else (vae.decode(z).sample + 1) / 2
+
+
+def latent_distortion(vae: nn.Module, clean: Any, protected: Any, *, reference_vae: nn.Module | None = None
+                      ) -> dict[str, float]:
+    """Distortion statistics of ``protected`` images against their ``clean`` originals (means over images).
+
+    With mu, sigma the clean posterior of ``reference_vae`` (default ``vae``) and mu_a the posterior mean of the
+    protected image under ``vae``:
+
+    - ``rel_l2``: ||mu_a - mu||_2 / ||mu||_2 (spec §2 d_lat);
+    - ``sigma_l2``: mean over latent elements of ((mu_a - mu) / sigma)^2 (spec §8, robust to degenerate directions);
+    - ``decoded_mse``: mean (D(mu_a) - x)^2 per pixel with x the clean image (d_rec), and ``clean_decoded_mse`` the
+      same for D(mu) (the VAE's own reconstruction error); ``psnr``: 10 log10(1 / decoded_mse) (dB);
+    - ``recon_mse``: mean (D(mu_a) - x_a)^2, the autoencoder's error on the image it was given (the artefacts it
+      adds; what the CAT loss minimises, with a posterior sample instead of the mean).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from icml25.cat import TinyVAE
+    >>> vae, x = TinyVAE(width=8), torch.rand(4, 1, 16, 16)
+    >>> latent_distortion(vae, x, x)["rel_l2"]
+    0.0
+    """
+    check_module(vae, "vae")
+    ref = vae if reference_vae is None else check_module(reference_vae, "reference_vae")
+    ch, size = vae_geometry(vae)
+    x = as_images(clean, "clean", channels=ch, size=size)
+    xa = as_images(protected, "protected", channels=ch, size=size)
+    if x.shape != xa.shape:
+        raise ValueError(f"protected must have the shape of clean {tuple(x.shape)}, got {tuple(xa.shape)}")
+    with torch.no_grad():
+        mu, logvar = _posterior(ref, x)
+        mu_a = _posterior(vae, xa)[0]
+        n = len(x)
+        d = (mu_a - mu).reshape(n, -1)
+        rel = d.norm(dim=1) / mu.reshape(n, -1).norm(dim=1).clamp_min(1e-12)
+        sig = (d / torch.exp(0.5 * logvar).reshape(n, -1)).pow(2).mean(1)
+        rec_a = _decode(vae, mu_a).clamp(0, 1)
+        dec = (rec_a - x).pow(2).reshape(n, -1).mean(1)
+        own = (rec_a - xa).pow(2).reshape(n, -1).mean(1)
+        dec0 = (_decode(ref, mu).clamp(0, 1) - x).pow(2).reshape(n, -1).mean(1)
+    mse = float(dec.mean())
+    return {"rel_l2": float(rel.mean()), "sigma_l2": float(sig.mean()), "decoded_mse": mse,
+            "clean_decoded_mse": float(dec0.mean()), "recon_mse": float(own.mean()), "psnr": float(10 * np.log10(1.0 / max(mse, 1e-12)))}
+
+
+def pca_latents(vae: nn.Module, groups: dict[str, Any], n_components: int = 2) -> dict[str, np.ndarray]:
+    """Project the posterior means of several image groups onto the first principal axes of all of them together.
+
+    ``groups`` maps a name ("clean", "AdvDM(+)", ...) to images (N, C, S, S); returns name -> (N, n_components).
+    (The paper shows t-SNE; PCA is deterministic and shows the same separation of protected latents.)
+
+    Examples
+    --------
+    >>> import torch
+    >>> from icml25.cat import TinyVAE
+    >>> out = pca_latents(TinyVAE(width=8), {"a": torch.rand(5, 1, 16, 16), "b": torch.rand(3, 1, 16, 16)})
+    >>> out["a"].shape, out["b"].shape
+    ((5, 2), (3, 2))
+    """
+    check_module(vae, "vae")
+    n_components = check_int(n_components, "n_components", low=1)
+    if not isinstance(groups, dict) or not groups:
+        raise TypeError(f"groups must be a non-empty dict name -> images, got {type(groups).__name__}")
+    ch, size = vae_geometry(vae)
+    with torch.no_grad():
+        mus = {k: _posterior(vae, as_images(v, f"groups[{k!r}]", channels=ch, size=size))[0].reshape(
+            len(v), -1).numpy() for k, v in groups.items()}
+    allz = np.concatenate(list(mus.values()))
+    center = allz.mean(0)
+    _, _, vt = np.linalg.svd(allz - center, full_matrices=False)
+    return {k: (m - center) @ vt[:n_components].T for k, m in mus.items()}
+
+
+class DigitClassifier(nn.Module):
+    """Small CNN on (N, 1, 16, 16) digits -> logits (N, 10): the identity "recogniser" behind ISM*/FDFR*.
+
+    Examples
+    --------
+    >>> import torch
+    >>> DigitClassifier()(torch.rand(2, 1, 16, 16)).shape
+    torch.Size([2, 10])
+    """
+
+    def __init__(self, n_classes: int = 10, width: int = 16) -> None:
+        super().__init__()
+        self.n_classes = check_int(n_classes, "n_classes", low=2)
+        width = check_int(width, "width", low=1)
+        self.net = nn.Sequential(nn.Conv2d(1, width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                 nn.Conv2d(width, 2 * width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                 nn.Flatten(), nn.Linear(2 * width * 16, self.n_classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+def train_classifier(images: Any, labels: Any, *, steps: int = 400, batch_size: int = 64, lr: float = 3e-3,
+                     seed: int = 0) -> DigitClassifier:
+    """Train a :class:`DigitClassifier` on 16x16 ``images`` (N, 1, 16, 16) with ``labels`` (N,) in 0..9 (Adam).
+
+    Examples
+    --------
+    >>> import torch
+    >>> clf = train_classifier(torch.rand(20, 1, 16, 16), torch.arange(20) % 10, steps=2)
+    >>> isinstance(clf, DigitClassifier)
+    True
+    """
+    x = as_images(images, "images", channels=1, size=16)
+    y = torch.as_tensor(check_array(labels, "labels", ndim=1, dtype=int, low=0, high=9), dtype=torch.long)
+    if len(y) != len(x):
+        raise ValueError(f"labels must have one entry per image ({len(x)}), got {len(y)}")
+    steps = check_int(steps, "steps", low=1)
+    batch_size = check_int(batch_size, "batch_size", low=1)
+    lr = check_positive(lr, "lr")
+    g = torch.Generator().manual_seed(check_int(seed, "seed", low=0))
+    torch.manual_seed(int(torch.randint(2**31 - 1, (1,), generator=g)))
+    clf = DigitClassifier()
+    opt = torch.optim.Adam(clf.parameters(), lr=lr)
+    for _ in progress(range(steps), "classifier training"):
+        idx = torch.randint(len(x), (batch_size,), generator=g)
+        loss = nn.functional.cross_entropy(clf(x[idx]), y[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return clf.eval()
+
+
+def identity_scores(classifier: nn.Module, images: Any, subject: int, threshold: float = 0.5) -> dict[str, float]:
+    """ISM* (mean P(subject)), FDFR* (fraction with max P < ``threshold``) and subject accuracy of ``images``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> s = identity_scores(DigitClassifier(), torch.rand(4, 1, 16, 16), subject=3)
+    >>> sorted(s)
+    ['accuracy', 'fdfr', 'ism']
+    """
+    check_module(classifier, "classifier")
+    x = as_images(images, "images", channels=1, size=16)
+    subject = check_int(subject, "subject", low=0, high=9)
+    threshold = check_probability(threshold, "threshold")
+    with torch.no_grad():
+        p = torch.softmax(classifier(x), dim=1)
+    return {"ism": float(p[:, subject].mean()), "fdfr": float((p.max(1).values < threshold).float().mean()),
+            "accuracy": float((p.argmax(1) == subject).float().mean())}

@@ -1,0 +1,154 @@
+"""Bad-input registry of ``icml25.cat`` for the fuzz contract (tests/core/test_bad_input.py)."""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+
+import numpy as np
+
+from icml25.core.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _x(n: int = 2):
+    return np.random.default_rng(0).uniform(size=(n, 1, 16, 16)).astype(np.float32)
+
+
+def _vae():
+    from icml25.cat import TinyVAE
+
+    _torch().manual_seed(0)
+    return TinyVAE(width=4)
+
+
+def _cat_vae():
+    from icml25.cat import add_cat_adapter
+
+    return add_cat_adapter(_vae(), rank=2)
+
+
+def _ldm():
+    from icml25.cat import LatentDenoiser
+
+    _torch().manual_seed(0)
+    return LatentDenoiser((2, 4, 4), n_classes=12, hidden=8)
+
+
+def _sched():
+    from icml25.cat import NoiseSchedule
+
+    return NoiseSchedule(20)
+
+
+def _z(n: int = 4):
+    return np.random.default_rng(1).normal(size=(n, 2, 4, 4)).astype(np.float32)
+
+
+def _clf():
+    from icml25.cat import DigitClassifier
+
+    _torch().manual_seed(0)
+    return DigitClassifier(width=4)
+
+
+@functools.cache
+def _adapter_file() -> str:
+    from icml25.cat import save_cat_adapter
+
+    return str(save_cat_adapter(_cat_vae(), tempfile.mkdtemp() + "/cat.safetensors", rank=2, target="encoder"))
+
+
+@functools.cache
+def _image_dir() -> str:
+    from PIL import Image
+
+    d = tempfile.mkdtemp()
+    Image.new("RGB", (20, 16), (100, 50, 0)).save(d + "/a.png")
+    return d
+
+
+def _ldm_kw():
+    return {"denoiser": _ldm(), "schedule": _sched(), "label": 11}
+
+
+CASES = [
+    BadInputCase("load_digit_images", lambda: {"size": 8}, bad={"size": SIZE}),
+    BadInputCase("subject_images", lambda: {"images": _x(4), "labels": np.array([3, 3, 1, 3]), "subject": 3, "n": 2,
+                                            "offset": 1},
+                 bad={"n": SIZE}),
+    BadInputCase("TinyVAE", lambda: {"in_channels": 1, "image_size": 16, "latent_channels": 2, "width": 4},
+                 bad={"in_channels": SIZE, "image_size": SIZE, "latent_channels": SIZE, "width": SIZE}),
+    BadInputCase("train_vae", lambda: {"vae": _vae(), "images": _x(4), "steps": 1, "batch_size": 2, "lr": 1e-3,
+                                       "kl_weight": 1e-2},
+                 bad={"images": ARRAY, "steps": SIZE, "batch_size": SIZE, "lr": POSITIVE}),
+    BadInputCase("NoiseSchedule", lambda: {"timesteps": 20, "beta_start": 1e-4, "beta_end": 0.1},
+                 bad={"timesteps": SIZE, "beta_start": PROB, "beta_end": PROB}),
+    BadInputCase("LatentDenoiser", lambda: {"latent_shape": (2, 4, 4), "n_classes": 12, "hidden": 8},
+                 bad={"n_classes": SIZE, "hidden": SIZE}),
+    BadInputCase("diffusion_loss", skip="a loss on tensors inside training loops; its callers validate the inputs"),
+    BadInputCase("ddim_sample", lambda: {"denoiser": _ldm(), "schedule": _sched(), "labels": np.array([0, 11]),
+                                         "steps": 3, "seed": 0, "eta": 0.0},
+                 bad={"labels": ARRAY, "steps": SIZE, "eta": PROB}),
+    BadInputCase("train_denoiser", lambda: {"denoiser": _ldm(), "schedule": _sched(), "latents": _z(),
+                                            "labels": np.array([0, 1, 2, 3]), "steps": 1, "batch_size": 2,
+                                            "lr": 1e-3, "p_uncond": 0.1},
+                 bad={"latents": ARRAY, "labels": ARRAY, "steps": SIZE, "batch_size": SIZE, "lr": POSITIVE,
+                      "p_uncond": PROB}),
+    BadInputCase("random_noise", lambda: {"images": _x(), "eps": 0.1, "seed": 0},
+                 bad={"images": ARRAY, "eps": POSITIVE}),
+    BadInputCase("pgd", lambda: {"images": _x(), "objective": lambda z, g: z.sum(), "eps": 0.1, "steps": 2,
+                                 "step_size": 0.01},
+                 bad={"images": ARRAY, "eps": POSITIVE, "steps": SIZE, "step_size": POSITIVE}),
+    BadInputCase("advdm", lambda: {"images": _x(), "vae": _vae(), **_ldm_kw(), "eps": 0.1, "steps": 1},
+                 bad={"images": ARRAY, "eps": POSITIVE, "steps": SIZE}),
+    BadInputCase("encoder_attack", lambda: {"images": _x(), "vae": _vae(), "target": _x(1), "eps": 0.1, "steps": 1},
+                 bad={"images": ARRAY, "target": ARRAY, "eps": POSITIVE, "steps": SIZE}),
+    BadInputCase("mist", lambda: {"images": _x(), "vae": _vae(), **_ldm_kw(), "weight": 1.0, "eps": 0.1,
+                                  "steps": 1},
+                 bad={"images": ARRAY, "weight": REAL, "eps": POSITIVE, "steps": SIZE}),
+    BadInputCase("sds", lambda: {"images": _x(), "vae": _vae(), **_ldm_kw(), "eps": 0.1, "steps": 1},
+                 bad={"images": ARRAY, "eps": POSITIVE, "steps": SIZE}),
+    BadInputCase("aspl", lambda: {"images": _x(), "vae": _vae(), **_ldm_kw(), "eps": 0.1, "rounds": 1,
+                                  "surrogate_steps": 1, "pgd_steps": 1, "lr": 1e-3},
+                 bad={"images": ARRAY, "eps": POSITIVE, "rounds": SIZE, "surrogate_steps": SIZE,
+                      "pgd_steps": SIZE, "lr": POSITIVE}),
+    BadInputCase("target_pattern", lambda: {"size": 8, "channels": 1, "period": 2},
+                 bad={"size": SIZE, "channels": SIZE, "period": SIZE}),
+    BadInputCase("add_cat_adapter", lambda: {"vae": _vae(), "rank": 2, "target": "encoder", "alpha": 2.0},
+                 bad={"rank": SIZE, "target": TEXT, "alpha": POSITIVE}),
+    BadInputCase("cat_parameters", skip="takes only a module; a non-module is a TypeError (tested in test_adapter)"),
+    BadInputCase("train_cat_adapter", lambda: {"vae": _cat_vae(), "images": _x(), "steps": 1, "lr": 1e-3,
+                                               "batch_size": 2, "weight_decay": 0.0, "grad_clip": 1.0, "loss": "mse"},
+                 bad={"images": ARRAY, "steps": SIZE, "lr": POSITIVE, "batch_size": SIZE, "grad_clip": POSITIVE,
+                      "loss": TEXT}),
+    BadInputCase("encode_with_cat", lambda: {"vae": _vae(), "images": _x(), "seed": 0}, bad={"images": ARRAY}),
+    BadInputCase("decode_with_cat", lambda: {"vae": _vae(), "latents": _z(2)}, bad={"latents": ARRAY}),
+    BadInputCase("dreambooth", lambda: {"denoiser": _ldm(), "schedule": _sched(), "latents": _z(), "token": 11,
+                                        "steps": 1, "lr": 1e-3, "batch_size": 2, "prior_weight": 1.0},
+                 bad={"latents": ARRAY, "steps": SIZE, "lr": POSITIVE, "batch_size": SIZE, "prior_weight": REAL}),
+    BadInputCase("generate", lambda: {"denoiser": _ldm(), "schedule": _sched(), "vae": _vae(), "label": 3, "n": 2,
+                                      "steps": 2},
+                 bad={"n": SIZE, "steps": SIZE}),
+    BadInputCase("latent_distortion", lambda: {"vae": _vae(), "clean": _x(), "protected": _x()},
+                 bad={"clean": ARRAY, "protected": ARRAY}),
+    BadInputCase("pca_latents", lambda: {"vae": _vae(), "groups": {"a": _x(3)}, "n_components": 2},
+                 bad={"n_components": SIZE}),
+    BadInputCase("DigitClassifier", lambda: {"n_classes": 10, "width": 4}, bad={"n_classes": SIZE, "width": SIZE}),
+    BadInputCase("train_classifier", lambda: {"images": _x(4), "labels": np.array([0, 1, 2, 3]), "steps": 1,
+                                              "batch_size": 2, "lr": 1e-3},
+                 bad={"images": ARRAY, "labels": ARRAY, "steps": SIZE, "batch_size": SIZE, "lr": POSITIVE}),
+    BadInputCase("identity_scores", lambda: {"classifier": _clf(), "images": _x(), "subject": 3, "threshold": 0.5},
+                 bad={"images": ARRAY, "threshold": PROB}),
+    BadInputCase("save_cat_adapter", lambda: {"vae": _cat_vae(), "path": tempfile.mkdtemp() + "/a.safetensors",
+                                              "rank": 2, "target": "encoder"},
+                 bad={"rank": SIZE, "target": TEXT}),
+    BadInputCase("load_cat_adapter", lambda: {"vae": _vae(), "path": _adapter_file()}, bad={"path": TEXT}),
+    BadInputCase("load_image_folder", lambda: {"folder": _image_dir(), "resolution": 8, "channels": 3},
+                 bad={"folder": TEXT, "resolution": SIZE, "channels": SIZE}),
+]
