@@ -170,8 +170,8 @@ def _best_lambda(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius:
                  lo: float = 1e-6, hi: float = 1e6, steps: int = 64) -> torch.Tensor:
     inv_phi = (math.sqrt(5) - 1) / 2
     shape = c.shape[:2]
-    a = torch.full(shape, math.log(lo), dtype=c.dtype)
-    b = torch.full(shape, math.log(hi), dtype=c.dtype)
+    a = torch.full(shape, math.log(lo), dtype=c.dtype, device=c.device)
+    b = torch.full(shape, math.log(hi), dtype=c.dtype, device=c.device)
     x1 = b - inv_phi * (b - a)
     x2 = a + inv_phi * (b - a)
     f1 = _sdp_offset(c, g, centre, radius, x1.exp())
