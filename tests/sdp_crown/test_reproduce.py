@@ -18,8 +18,8 @@ def _tiny_full():
     # every branch the default full config takes (ConvSmall, full-SDP oracle, the ≥ 100-image claims), at tiny sizes
     return dataclasses.replace(Config.full(), n_draws=5, n_points=50, mlp_images=3, mlp_iters=1, pgd_steps=2,
                                pgd_restarts=0, sweep_images=1, sweep_iters=1, sweep_radii=(0.5, 1.0),
-                               conv_images=2, conv_iters=1, tight_images=1, tight_iters=1, tight_hidden=(4, 4),
-                               tight_sdp=1)
+                               n_images=2, table1_iters=1, table1_batch=1, tight_images=1, tight_iters=1,
+                               tight_hidden=(4, 4), tight_sdp=1)
 
 
 def _tiny_convnet():
@@ -35,8 +35,8 @@ def _tiny_convnet():
 def test_full_config_code_path_runs_at_tiny_size(tmp_path, monkeypatch) -> None:
     """Regression for issue 20: the default full run crashed in the ConvSmall branch the quick run never takes.
 
-    The shipped ConvSmall is swapped for a tiny conv net of the same layer types (its SDP-CROWN bounds take minutes
-    per image); everything else is the full config's code, at tiny sizes.
+    The shipped ConvSmall is swapped for a tiny conv net of the same layer types; the CIFAR models run for real on
+    two images each with one iteration; everything else is the full config's code, at tiny sizes.
     """
     import torch
 
@@ -48,22 +48,30 @@ def test_full_config_code_path_runs_at_tiny_size(tmp_path, monkeypatch) -> None:
                         else real(name, path))
 
     full = Config.full()
-    assert full.conv_images > 0 and full.tight_sdp > 0  # the branches exercised below are those of the full run
+    assert set(full.table1_models) == {"mnist_convsmall", "cifar10_cnn_a", "cifar10_cnn_c", "cifar10_convsmall",
+                                       "cifar10_convdeep"}
+    assert full.tight_sdp > 0  # the branches exercised below are those of the full run
     torch.set_num_threads(1)
     rep = reproduce(scale=Scale.FULL, seed=0, out=tmp_path, config=_tiny_full())
     ids = {c.id for c in rep.claims}
-    assert {"mlp_sdp_acc", "mlp_alpha_acc", "mlp_sdp_minus_alpha", "conv_sdp", "conv_alpha", "conv_sound",
-            "sweep_vs_alpha", "tight_sound"} <= ids
-    assert "mnist_convsmall" in rep.tables
+    assert {"mlp_sdp_acc", "mlp_alpha_acc", "mlp_sdp_minus_alpha", "sweep_vs_alpha", "tight_sound"} <= ids
+    for name in full.table1_models:
+        assert {f"{name}_clean", f"{name}_sdp_ge_alpha", f"{name}_sdp_ge_lip", f"{name}_sdp_acc",
+                f"{name}_sound"} <= ids
+        assert name in rep.tables
+    assert len(rep.tables["table1"]) == 6
     assert any(r["sdp_full"] == r["sdp_full"] for r in rep.tables["tightness_instances"])  # the SDP was solved
     # soundness holds at any size
-    assert all(c.held for c in rep.claims if c.id in ("mlp_sound", "conv_sound", "tight_sound"))
+    assert all(c.held for c in rep.claims if c.id in ("mlp_sound", "tight_sound") or c.id.endswith("_sound"))
+    # clean accuracy is measured on the 200 images whatever the size: Table 2 exactly
+    assert all(c.held for c in rep.claims if c.id.endswith("_clean"))
 
 
 @pytest.mark.parametrize(("field", "value"), [("mlp_images", 0), ("mlp_images", 201), ("n_draws", 2.5),
-                                              ("mlp_radius", float("nan")), ("conv_radius", -1.0),
+                                              ("mlp_radius", float("nan")), ("n_images", 201),
                                               ("pgd_steps", -1), ("sweep_radii", (1.0, 0.5)),
-                                              ("tight_hidden", ()), ("conv_images", "3")])
+                                              ("tight_hidden", ()), ("n_images", "3"),
+                                              ("table1_models", ("cifar10_convlarge",)), ("table1_batch", 0)])
 def test_config_rejects_bad_fields(field: str, value) -> None:
     from icml25.sdp_crown.reproduce import Config
 

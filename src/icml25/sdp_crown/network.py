@@ -163,6 +163,11 @@ class BoundedNet(nn.Module):
         return self.blocks[0].bias.device
 
     @property
+    def is_conv(self) -> bool:
+        """True when some block holds a convolution (its intermediate passes are the expensive ones)."""
+        return any(type(op).__name__ == "_ConvOp" for blk in self.blocks for op in blk.ops)
+
+    @property
     def weights(self) -> list[torch.Tensor]:
         """Dense ``W⁽ᵏ⁾`` ``[n_k, n_{k-1}]`` of every block (materialised; for small nets, oracles and tests)."""
         return [blk.dense_matrix() for blk in self.blocks]
