@@ -57,7 +57,7 @@ def main() -> None:
     # operators vs dense matrices (the previous implementation) on MNIST ConvSmall, CROWN and SDP-CROWN init pass
     X, y = load_images("mnist", args.dense_images)
     model = load_model("mnist_convsmall")
-    print(f"\nMNIST ConvSmall, {args.dense_images} images, CPU s/image and peak tensor sizes")
+    print(f"\nMNIST ConvSmall, {args.dense_images} images, CPU s/image (initial pass, no optimisation)")
     for dense in (False, True):
         net, t_build = _cpu(lambda dense=dense: BoundedNet(model, (1, 28, 28), dense=dense))
         net.spectral_norms()
