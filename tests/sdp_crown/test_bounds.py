@@ -76,7 +76,7 @@ def test_all_methods_sound_against_sampling_and_pgd(widths, eps, global_seed) ->
 
 @requires("cvxpy")
 def test_bounds_below_exact_minimum_and_sdp(global_seed) -> None:
-    from icml25.sdp_crown.oracles import exact_min, sdp_full
+    from icml25.sdp_crown.oracles import exact_min, lp_all, sdp_full
 
     net = _net((3, 5, 4, 3), global_seed + 7)
     x = torch.randn(2, 3, generator=torch.Generator().manual_seed(global_seed), dtype=torch.float64)
@@ -92,6 +92,12 @@ def test_bounds_below_exact_minimum_and_sdp(global_seed) -> None:
             assert sdp_full(net, x[b], eps, C[b, j].numpy()) <= exact + 1e-5
             for m, lb in bounds.items():
                 assert lb[b, j].item() <= exact + 1e-7, m
+        # LP-All is the optimum of the triangle relaxation CROWN/α-CROWN bound from below (with looser
+        # intermediate bounds), and a relaxation of the exact problem
+        lp = lp_all(net, x[b], eps, C[b].numpy())
+        assert (bounds["alpha-crown"][b].numpy() <= lp + 1e-6).all() and (bounds["crown"][b].numpy() <= lp + 1e-6).all()
+        for j in range(2):
+            assert lp[j] <= exact_min(net, x[b], eps, C[b, j].numpy(), solver="enumerate") + 1e-6
 
 
 @requires("pyscipopt")

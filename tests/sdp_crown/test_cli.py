@@ -28,3 +28,15 @@ def test_cli_rejects_bad_method() -> None:
 
     with pytest.raises(SystemExit):
         main(["verify", "--method", "beta-crown"])
+
+
+def test_cli_verify_cifar_model_at_the_paper_radius(capsys) -> None:
+    """A CIFAR model with the paper's default radius 24/255 (the net normalises inside); clean 4/10 (Table 2
+    data), and LipNaive verifies at most the clean ones."""
+    from icml25.sdp_crown.cli import main
+
+    assert main(["verify", "--model", "cifar10_cnn_c", "--n", "10", "--method", "lipnaive"]) == 0
+    out = capsys.readouterr().out
+    assert "cifar10_cnn_c ρ=0.09412" in out and "clean 4/10" in out
+    with pytest.raises(SystemExit):
+        main(["verify", "--model", "cifar10_convlarge"])

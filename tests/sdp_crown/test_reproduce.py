@@ -18,25 +18,27 @@ def _tiny_full():
     # every branch the default full config takes (ConvSmall, full-SDP oracle, the ≥ 100-image claims), at tiny sizes
     return dataclasses.replace(Config.full(), n_draws=5, n_points=50, mlp_images=3, mlp_iters=1, pgd_steps=2,
                                pgd_restarts=0, sweep_images=1, sweep_iters=1, sweep_radii=(0.5, 1.0),
-                               conv_images=2, conv_iters=1, tight_images=1, tight_iters=1, tight_hidden=(4, 4),
-                               tight_sdp=1)
+                               n_images=2, table1_iters=1, table1_batch=1, tight_images=1, tight_iters=1,
+                               tight_hidden=(4, 4), tight_sdp=1)
 
 
-def _tiny_convnet():
-    """A seeded ConvSmall look-alike (conv, conv, fc, fc on 28×28) small enough for a unit test."""
+def _tiny_convnet(shape=(1, 28, 28)):
+    """A seeded look-alike of the shipped conv nets (conv, conv, fc, fc) small enough for a unit test."""
     import torch
     from torch import nn
 
     torch.manual_seed(0)
-    return nn.Sequential(nn.Conv2d(1, 2, 4, 4, 0), nn.ReLU(), nn.Conv2d(2, 2, 3, 2, 1), nn.ReLU(), nn.Flatten(),
-                         nn.Linear(32, 8), nn.ReLU(), nn.Linear(8, 10)).eval()
+    c, h, _ = shape
+    side = ((h - 4) // 4 + 1 + 1) // 2  # conv 4/4/0 then conv 3/2/1
+    return nn.Sequential(nn.Conv2d(c, 2, 4, 4, 0), nn.ReLU(), nn.Conv2d(2, 2, 3, 2, 1), nn.ReLU(), nn.Flatten(),
+                         nn.Linear(2 * side * side, 8), nn.ReLU(), nn.Linear(8, 10)).eval()
 
 
 def test_full_config_code_path_runs_at_tiny_size(tmp_path, monkeypatch) -> None:
     """Regression for issue 20: the default full run crashed in the ConvSmall branch the quick run never takes.
 
-    The shipped ConvSmall is swapped for a tiny conv net of the same layer types (its SDP-CROWN bounds take minutes
-    per image); everything else is the full config's code, at tiny sizes.
+    The shipped conv nets are swapped for tiny conv nets of the same layer types and input shapes (their real bounds
+    are covered by test_conv_operators.py); everything else is the full config's code, at tiny sizes.
     """
     import torch
 
@@ -44,26 +46,34 @@ def test_full_config_code_path_runs_at_tiny_size(tmp_path, monkeypatch) -> None:
     from icml25.sdp_crown.reproduce import Config, reproduce
 
     real = models.load_model
-    monkeypatch.setattr(models, "load_model", lambda name, path=None: _tiny_convnet() if name == "mnist_convsmall"
-                        else real(name, path))
+    monkeypatch.setattr(models, "load_model", lambda name, path=None: real(name, path) if name == "mnist_mlp"
+                        else _tiny_convnet(models.MODEL_INFO[name][1]))
 
     full = Config.full()
-    assert full.conv_images > 0 and full.tight_sdp > 0  # the branches exercised below are those of the full run
+    assert set(full.table1_models) == {"mnist_convsmall", "cifar10_cnn_a", "cifar10_cnn_c", "cifar10_convsmall",
+                                       "cifar10_convdeep"}
+    assert full.tight_sdp > 0  # the branches exercised below are those of the full run
     torch.set_num_threads(1)
     rep = reproduce(scale=Scale.FULL, seed=0, out=tmp_path, config=_tiny_full())
     ids = {c.id for c in rep.claims}
-    assert {"mlp_sdp_acc", "mlp_alpha_acc", "mlp_sdp_minus_alpha", "conv_sdp", "conv_alpha", "conv_sound",
-            "sweep_vs_alpha", "tight_sound"} <= ids
-    assert "mnist_convsmall" in rep.tables
+    assert {"mlp_sdp_acc", "mlp_alpha_acc", "mlp_sdp_minus_alpha", "sweep_vs_alpha", "tight_sound"} <= ids
+    for name in full.table1_models:
+        assert {f"{name}_clean", f"{name}_sdp_ge_alpha", f"{name}_sdp_ge_lip", f"{name}_sdp_acc",
+                f"{name}_sound"} <= ids
+        assert name in rep.tables
+    assert len(rep.tables["table1"]) == 6
     assert any(r["sdp_full"] == r["sdp_full"] for r in rep.tables["tightness_instances"])  # the SDP was solved
     # soundness holds at any size
-    assert all(c.held for c in rep.claims if c.id in ("mlp_sound", "conv_sound", "tight_sound"))
+    assert all(c.held for c in rep.claims if c.id in ("mlp_sound", "tight_sound") or c.id.endswith("_sound"))
+    # clean accuracy is measured on the 200 images whatever the size: Table 2 exactly (the MLP is the real one)
+    assert next(c for c in rep.claims if c.id == "mlp_clean").held
 
 
 @pytest.mark.parametrize(("field", "value"), [("mlp_images", 0), ("mlp_images", 201), ("n_draws", 2.5),
-                                              ("mlp_radius", float("nan")), ("conv_radius", -1.0),
+                                              ("mlp_radius", float("nan")), ("n_images", 201),
                                               ("pgd_steps", -1), ("sweep_radii", (1.0, 0.5)),
-                                              ("tight_hidden", ()), ("conv_images", "3")])
+                                              ("tight_hidden", ()), ("n_images", "3"),
+                                              ("table1_models", ("cifar10_convlarge",)), ("table1_batch", 0)])
 def test_config_rejects_bad_fields(field: str, value) -> None:
     from icml25.sdp_crown.reproduce import Config
 

@@ -25,6 +25,8 @@ def check_tensor(x: Any, name: str, *, ndim: int | tuple[int, ...] | None = None
             raise ValueError(f"{name} must have {' or '.join(map(str, allowed))} axes, got shape {tuple(t.shape)}")
     if t.numel() == 0:
         raise ValueError(f"{name} must not be empty, got shape {tuple(t.shape)}")
+    if t.device.type == "meta":  # shape-only tensors: no values to check
+        return t
     with torch.no_grad():
         if not torch.isfinite(t).all():
             raise ValueError(f"{name} must be finite, found NaN or inf")

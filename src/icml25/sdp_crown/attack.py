@@ -104,14 +104,16 @@ def pgd_l2(net: BoundedNet, x: Any, eps: Any, C: Any, steps: int = 200, restarts
     m = Cm.shape[1]
     R = restarts + 1
     step = 2.5 * e / steps if step_size is None else torch.full((B,), float(step_size), dtype=torch.float64)
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)  # random starts drawn on the CPU: the same on every device
     # [B, m, R, d] deltas, one per (image, row, restart); restart 0 starts at the centre
     start = _sample_ball(torch.zeros(B * m, d, dtype=x.dtype), e.repeat_interleave(m), R, gen, surface_fraction=0.0)
-    delta = start.view(B, m, R, d)
+    dev = x.device
+    delta = start.view(B, m, R, d).to(dev)
     delta[:, :, 0] = 0.0
-    rad = e.view(B, 1, 1, 1)
-    stepv = step.view(B, 1, 1, 1)
-    best = torch.full((B, m), float("inf"), dtype=x.dtype)
+    Cm = Cm.to(dev)
+    rad = e.view(B, 1, 1, 1).to(dev)
+    stepv = step.view(B, 1, 1, 1).to(dev)
+    best = torch.full((B, m), float("inf"), dtype=x.dtype, device=dev)
     for it in range(steps + 1):
         delta = delta.detach().requires_grad_(True)
         logits = net.forward((x.view(B, 1, 1, d) + delta).reshape(-1, d)).view(B, m, R, -1)
@@ -139,11 +141,12 @@ def sampled_min_margin(net: BoundedNet, x: Any, eps: Any, C: Any, n: int = 100_0
     chunk = check_int(chunk, "chunk", low=1)
     seed = check_int(seed, "seed", low=0)
     gen = torch.Generator().manual_seed(seed)
-    best = torch.full((B, Cm.shape[1]), float("inf"), dtype=x.dtype)
+    Cm = Cm.to(x.device)
+    best = torch.full((B, Cm.shape[1]), float("inf"), dtype=x.dtype, device=x.device)
     done = 0
     while done < n:
         k = min(chunk, n - done)
-        pts = _sample_ball(x, e, k, gen)
+        pts = _sample_ball(x.cpu(), e, k, gen).to(x.device)
         out = net.forward(pts.reshape(-1, d)).view(B, k, -1)
         vals = torch.einsum("bkq,bmq->bmk", out, Cm)
         best = torch.minimum(best, vals.min(dim=-1).values)

@@ -1,4 +1,4 @@
-"""``icml25 sdp-crown verify``: certified ℓ2 robustness of a shipped (or user) MNIST model on the paper's images."""
+"""``icml25 sdp-crown verify``: certified ℓ2 robustness of a shipped (or user) model on the paper's images."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     parser = argparse.ArgumentParser(prog="icml25 sdp-crown", description="SDP-CROWN ℓ2 verification tools")
     sub = parser.add_subparsers(dest="command", required=True)
-    v = sub.add_parser("verify", help="verified accuracy of a model on the paper's first n MNIST test images")
-    v.add_argument("--model", default="mnist_mlp", help="mnist_mlp | mnist_convsmall (shipped)")
+    v = sub.add_parser("verify", help="verified accuracy of a model on the paper's first n test images")
+    v.add_argument("--model", default="mnist_mlp", help="mnist_mlp | mnist_convsmall | cifar10_cnn_a | cifar10_cnn_c "
+                   "| cifar10_convsmall | cifar10_convdeep (shipped)")
     v.add_argument("--weights", default=None, help="path to a .npz state dict replacing the shipped weights")
-    v.add_argument("--radius", type=float, default=1.0, help="ℓ2 radius ρ")
+    v.add_argument("--radius", type=float, default=None,
+                   help="ℓ2 radius ρ in raw [0, 1] pixel units (default: the paper's, e.g. 1.0 or 24/255)")
     v.add_argument("--n", type=int, default=20, help="number of images (1..200)")
     v.add_argument("--method", default="sdp-crown",
                    choices=["crown", "alpha-crown", "sdp-crown", "sdp-crown-hybrid", "lipnaive"])
@@ -26,16 +28,20 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from .models import load_images, load_model
+    from .models import MODEL_INFO, load_images, load_model
     from .network import BoundedNet
     from .verification import verify
 
+    if args.model not in MODEL_INFO:
+        parser.error(f"--model must be one of {', '.join(MODEL_INFO)}, got {args.model!r}")
     torch.set_num_threads(1)
-    net = BoundedNet(load_model(args.model, path=args.weights), (1, 28, 28))
-    X, y = load_images("mnist", args.n)
+    dataset, shape, paper_radius = MODEL_INFO[args.model]
+    args.radius = paper_radius if args.radius is None else args.radius
+    net = BoundedNet(load_model(args.model, path=args.weights), shape)
+    X, y = load_images(dataset, args.n)
     kw = {} if args.method in ("lipnaive", "crown") else {"iters": args.iters, "lambda_mode": args.lambda_mode}
-    if args.model == "mnist_convsmall" and args.method != "lipnaive":
-        kw["optimize_from_layer"] = 2
+    if args.method != "lipnaive" and net.is_conv:
+        kw["optimize_from_layer"] = len(net.blocks) - 1
     t0 = time.perf_counter()
     verified = correct = 0
     for i in range(0, args.n, args.batch):
@@ -43,6 +49,6 @@ def main(argv: list[str] | None = None) -> int:
         verified += int(out["verified"].sum())
         correct += int(out["clean_correct"].sum())
     dt = time.perf_counter() - t0
-    print(f"{args.model} ρ={args.radius} {args.method}: verified {verified}/{args.n} "
+    print(f"{args.model} ρ={args.radius:.4g} {args.method}: verified {verified}/{args.n} "
           f"({100 * verified / args.n:.1f} %), clean {correct}/{args.n}, {dt / args.n:.2f} s/image")
     return 0

@@ -1,8 +1,8 @@
 """The paper's pretrained MNIST models and test images (shipped), and small digits networks trained here.
 
-``load_model('mnist_mlp')`` and ``load_model('mnist_convsmall')`` rebuild the released Lipschitz-regularised
-networks (architectures in ``data/SOURCE.md``) from their ``.npz`` state dicts; ``load_images('mnist')`` returns
-the paper's 200 MNIST test images. :func:`train_digits_mlp` trains the small scikit-learn-digits MLPs used for the
+``load_model(name)`` rebuilds the six released Lipschitz-regularised networks that are shipped (MNIST MLP and
+ConvSmall, CIFAR CNN-A, CNN-C, ConvSmall, ConvDeep; architectures in ``data/SOURCE.md``) from their ``.npz`` state
+dicts; ``load_images('mnist' | 'cifar')`` returns the paper's 200 test images. :func:`train_digits_mlp` trains the small scikit-learn-digits MLPs used for the
 tightness checks against the exact and SDP oracles.
 """
 
@@ -18,12 +18,16 @@ from torch import nn
 from icml25.core.data import resolve_data
 from icml25.core.validation import check_int, check_real
 
-__all__ = ["load_model", "load_images", "train_digits_mlp", "digits_data", "MODELS"]
+__all__ = ["load_model", "load_images", "train_digits_mlp", "digits_data", "MODELS", "MODEL_INFO"]
 
 _URL = "https://github.com/thomasdeltort/SDP-CROWN/raw/c0ee99b27ecdcc00ea82ed25f99a79d87582a98e/"
 
-#: shipped models: name -> (input shape, builder of the nn.Sequential, {state-dict key prefix: module index})
-MODELS = ("mnist_mlp", "mnist_convsmall")
+#: the paper's released models shipped here (Table 1 rows; ConvLarge ×2 and CNN-B were not available)
+MODELS = ("mnist_mlp", "mnist_convsmall", "cifar10_cnn_a", "cifar10_cnn_c", "cifar10_convsmall", "cifar10_convdeep")
+
+#: CIFAR-10 preprocessing of the paper's code: per-channel mean, the same std 0.225 for every channel (spec §3)
+CIFAR_MEAN = (125.3 / 255, 123.0 / 255, 113.9 / 255)
+CIFAR_STD = 0.225
 
 
 def _mnist_mlp() -> tuple[nn.Sequential, dict[str, int]]:
@@ -38,30 +42,76 @@ def _mnist_convsmall() -> tuple[nn.Sequential, dict[str, int]]:
     return seq, {"conv1": 0, "conv2": 2, "fc1": 5, "fc2": 7}
 
 
-_BUILDERS = {"mnist_mlp": _mnist_mlp, "mnist_convsmall": _mnist_convsmall}
+def _cifar(convs: list[tuple[int, int, int, int, int]], fcs: list[tuple[int, int]]
+           ) -> tuple[nn.Sequential, dict[str, int]]:
+    """Normalize, then Conv2d(in, out, k, stride, pad)+ReLU per entry, Flatten, Linear(+ReLU but the last).
+
+    The state-dict keys count the modules of the original net without the Normalize layer (index shift 1)."""
+    from .network import Normalize
+
+    mods: list[nn.Module] = [Normalize(CIFAR_MEAN, [CIFAR_STD] * 3)]
+    for cin, cout, k, s, p in convs:
+        mods += [nn.Conv2d(cin, cout, k, s, p), nn.ReLU()]
+    mods.append(nn.Flatten())
+    for i, (a, b) in enumerate(fcs):
+        mods.append(nn.Linear(a, b))
+        if i < len(fcs) - 1:
+            mods.append(nn.ReLU())
+    index = {str(i - 1): i for i, m in enumerate(mods) if isinstance(m, (nn.Conv2d, nn.Linear))}
+    return nn.Sequential(*mods), index
+
+
+_BUILDERS = {
+    "mnist_mlp": _mnist_mlp,
+    "mnist_convsmall": _mnist_convsmall,
+    "cifar10_cnn_a": lambda: _cifar([(3, 16, 4, 2, 1), (16, 32, 4, 2, 1)], [(2048, 100), (100, 10)]),
+    "cifar10_cnn_c": lambda: _cifar([(3, 8, 4, 2, 0), (8, 16, 4, 2, 0)], [(576, 128), (128, 64), (64, 10)]),
+    "cifar10_convsmall": lambda: _cifar([(3, 16, 4, 2, 0), (16, 32, 4, 2, 0)], [(1152, 100), (100, 10)]),
+    "cifar10_convdeep": lambda: _cifar([(3, 8, 4, 2, 1), (8, 8, 3, 1, 1), (8, 8, 3, 1, 1), (8, 8, 4, 2, 1)],
+                                       [(512, 100), (100, 10)]),
+}
+
+#: per model: data set, input shape, the paper's ℓ2 radius in raw [0, 1] pixel units (Table 1; the CIFAR radius
+#: 24/255 is 24/255/0.225 in the normalised space, which the Normalize layer accounts for)
+MODEL_INFO = {
+    "mnist_mlp": ("mnist", (1, 28, 28), 1.0),
+    "mnist_convsmall": ("mnist", (1, 28, 28), 0.3),
+    "cifar10_cnn_a": ("cifar", (3, 32, 32), 24 / 255),
+    "cifar10_cnn_c": ("cifar", (3, 32, 32), 24 / 255),
+    "cifar10_convsmall": ("cifar", (3, 32, 32), 24 / 255),
+    "cifar10_convdeep": ("cifar", (3, 32, 32), 24 / 255),
+}
 
 
 def load_model(name: str, path: str | Path | None = None) -> nn.Sequential:
-    """Load one of the paper's released MNIST models as an ``nn.Sequential`` (float32, eval mode).
+    """Load one of the paper's released models as an ``nn.Sequential`` (float32, eval mode).
 
     Parameters
     ----------
-    name : {'mnist_mlp', 'mnist_convsmall'}
-        Model name (Table 1 rows "MNIST MLP" and "MNIST ConvSmall").
+    name : one of :data:`MODELS`
+        Model name (Table 1 rows MNIST MLP / ConvSmall, CIFAR CNN-A / CNN-C / ConvSmall / ConvDeep).
     path : path-like, optional
         A ``.npz`` state dict to use instead of the shipped copy.
 
     Returns
     -------
     nn.Sequential
-        Input ``[B, 1, 28, 28]`` in [0, 1], output 10 logits.
+        MNIST: input ``[B, 1, 28, 28]`` in [0, 1]. CIFAR: input ``[B, 3, 32, 32]`` in [0, 1] (unnormalised); the
+        first module is the paper's :class:`Normalize` (mean per channel, std 0.225), so ℓ2 radii are given in raw
+        pixel units (24/255 in Table 1). Output: 10 logits.
+
+    Examples
+    --------
+    >>> model = load_model("cifar10_cnn_c")
+    >>> type(model[0]).__name__, model[-1].out_features
+    ('Normalize', 10)
     """
     if name not in _BUILDERS:
         raise ValueError(f"name must be one of {MODELS}, got {name!r}")
     file = resolve_data("sdp_crown", f"{name}.npz", path=path, url=_URL + f"models/{name}.pth")
     seq, index = _BUILDERS[name]()
     state = np.load(file)
-    sd = {}
+    sd = dict(seq.state_dict())  # keeps the Normalize buffers, which the released files do not hold
     for key in state.files:
         prefix, leaf = key.rsplit(".", 1)
         sd[f"{index[prefix]}.{leaf}"] = torch.from_numpy(np.asarray(state[key], dtype=np.float32))
@@ -70,12 +120,16 @@ def load_model(name: str, path: str | Path | None = None) -> nn.Sequential:
 
 
 def load_images(dataset: str = "mnist", n: int = 200) -> tuple[torch.Tensor, torch.Tensor]:
-    """The paper's first ``n`` MNIST test images ``[n, 1, 28, 28]`` (float64 in [0, 1]) and labels ``[n]``."""
-    if dataset != "mnist":
-        raise ValueError(f"dataset must be 'mnist' (the CIFAR images are not shipped), got {dataset!r}")
+    """The paper's first ``n`` test images and labels ``[n]``.
+
+    ``dataset='mnist'``: ``[n, 1, 28, 28]``; ``'cifar'``: CIFAR-10 ``[n, 3, 32, 32]``, unnormalised (the CIFAR
+    models of :func:`load_model` normalise inside). float64 in [0, 1].
+    """
+    if dataset not in ("mnist", "cifar"):
+        raise ValueError(f"dataset must be 'mnist' or 'cifar', got {dataset!r}")
     n = check_int(n, "n", low=1, high=200)
-    X = np.load(resolve_data("sdp_crown", "mnist_X_sdp.npy", url=_URL + "datasets/sdp/mnist/X_sdp.npy"))
-    y = np.load(resolve_data("sdp_crown", "mnist_y_sdp.npy", url=_URL + "datasets/sdp/mnist/y_sdp.npy"))
+    X = np.load(resolve_data("sdp_crown", f"{dataset}_X_sdp.npy", url=_URL + f"datasets/sdp/{dataset}/X_sdp.npy"))
+    y = np.load(resolve_data("sdp_crown", f"{dataset}_y_sdp.npy", url=_URL + f"datasets/sdp/{dataset}/y_sdp.npy"))
     X = torch.from_numpy(np.asarray(X[:n], dtype=np.float64)).permute(0, 3, 1, 2).contiguous()
     return X, torch.from_numpy(np.asarray(y[:n], dtype=np.int64))
 

@@ -1,10 +1,11 @@
-"""A ReLU network as a chain of dense affine maps, the form every bound in this package works on.
+"""A ReLU network as a chain of affine blocks, the form every bound in this package works on.
 
 :class:`BoundedNet` converts an ``nn.Sequential`` of Linear / Conv2d / Flatten / ZeroPad2d / :class:`Normalize`
 and ReLU modules into ``z⁽ᵏ⁾ = W⁽ᵏ⁾ a⁽ᵏ⁻¹⁾ + b⁽ᵏ⁾``, ``a⁽ᵏ⁾ = ReLU(z⁽ᵏ⁾)`` (paper Section 2): every run of linear
-modules between two ReLUs is one exact dense matrix (conv padding and stride included), obtained by pushing the
-identity basis through the modules. A normalisation layer is folded into the first map, so the ℓ2 radius is
-always measured in the user's raw input space.
+modules between two ReLUs is one :class:`~icml25.sdp_crown._affine.AffineBlock`, an operator with a transpose
+(convolutions stay convolutions; conv padding and stride included), or an exact dense matrix with ``dense=True``.
+A normalisation layer is part of the first block, so the ℓ2 radius is always measured in the user's raw input
+space.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ._affine import AffineBlock
 from ._checks import check_tensor
 
 __all__ = ["BoundedNet", "Normalize", "SUPPORTED_LAYERS"]
@@ -53,28 +55,15 @@ class Normalize(nn.Module):
         return (x - self.mean.to(x.dtype).view(shape)) / self.std.to(x.dtype).view(shape)
 
 
-def _dense_affine(mods: list[nn.Module], in_shape: tuple[int, ...], dtype: torch.dtype
-                  ) -> tuple[torch.Tensor, torch.Tensor, tuple[int, ...]]:
-    """Exact dense ``(W, b)`` of the composition of affine modules on inputs of shape ``in_shape``."""
-    n_in = 1
-    for s in in_shape:
-        n_in *= s
-    seq = nn.Sequential(*mods).to(dtype)
-    with torch.no_grad():
-        zero = torch.zeros((1,) + in_shape, dtype=dtype)
-        b_full = seq(zero)
-        basis = torch.eye(n_in, dtype=dtype).reshape((n_in,) + in_shape)
-        cols = seq(basis) - b_full
-    out_shape = tuple(b_full.shape[1:])
-    return cols.reshape(n_in, -1).T.contiguous(), b_full.reshape(-1), out_shape
-
-
-class BoundedNet:
+class BoundedNet(nn.Module):
     """A feed-forward ReLU classifier prepared for ℓ2 bound propagation (CROWN, α-CROWN, SDP-CROWN).
 
     The SDP-CROWN paper ("SDP-CROWN: Efficient Bound Propagation for Neural Network Verification with Tightness
     of Semidefinite Programming", ICML 2025) writes the network as ``z⁽ᵏ⁺¹⁾ = W⁽ᵏ⁺¹⁾ReLU(z⁽ᵏ⁾) + b⁽ᵏ⁺¹⁾``
-    (Section 2); this class stores exactly those dense ``W⁽ᵏ⁾, b⁽ᵏ⁾`` in float64.
+    (Section 2). Each ``W⁽ᵏ⁾`` is the chain of affine modules between two ReLUs, kept as operators (a
+    convolution stays a convolution, its transpose is ``conv_transpose2d``) in float64; ``dense=True`` stores
+    exact dense matrices instead. An ``nn.Module``: ``net.to(device)`` moves every weight, and the bounds are
+    computed on the device the net lives on.
 
     Parameters
     ----------
@@ -83,11 +72,14 @@ class BoundedNet:
         or a list of ``(W, b)`` pairs (array-likes) with a ReLU between consecutive pairs.
     input_shape : tuple of int
         Shape of one input without the batch dimension, e.g. ``(1, 28, 28)`` or ``(784,)``.
+    dense : bool
+        Store every affine block as its exact dense matrix (small nets; the reference the operator form is tested
+        against). Default False: operators.
 
     Attributes
     ----------
-    weights, biases : list of Tensor
-        ``W⁽ᵏ⁾`` of shape ``[n_k, n_{k-1}]`` and ``b⁽ᵏ⁾`` of shape ``[n_k]`` (float64); ReLU after all but the last.
+    blocks : nn.ModuleList of AffineBlock
+        ``W⁽ᵏ⁾, b⁽ᵏ⁾`` as operators (``linear``, ``transpose``, ``bias``); ReLU after all but the last.
     widths : list of int
         ``[n_0, n_1, ..., n_N]``.
 
@@ -99,61 +91,91 @@ class BoundedNet:
     [2, 3, 2]
     """
 
-    def __init__(self, model: Any, input_shape: Sequence[int]) -> None:
+    def __init__(self, model: Any, input_shape: Sequence[int], dense: bool = False) -> None:
+        super().__init__()
         if not isinstance(input_shape, (tuple, list)) or not all(isinstance(s, int) and s > 0 for s in input_shape):
             raise ValueError(f"input_shape must be a tuple of positive ints, got {input_shape!r}")
+        if not isinstance(dense, bool):
+            raise TypeError(f"dense must be a bool, got {dense!r}")
         self.input_shape = tuple(int(s) for s in input_shape)
-        dtype = torch.float64
         if isinstance(model, nn.Sequential):
-            self.weights, self.biases = self._from_sequential(model, dtype)
+            groups = self._groups(model)
         elif isinstance(model, (list, tuple)):
-            self.weights, self.biases = [], []
-            for i, pair in enumerate(model):
-                if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
-                    raise TypeError(f"model[{i}] must be a (W, b) pair, got {type(pair).__name__}")
-                self.weights.append(torch.as_tensor(pair[0], dtype=dtype).clone())
-                self.biases.append(torch.as_tensor(pair[1], dtype=dtype).clone().flatten())
+            groups = self._pairs(model)
         else:
             raise TypeError(f"model must be an nn.Sequential or a list of (W, b) pairs, got {type(model).__name__}")
+        blocks, shape = [], self.input_shape
+        for mods in groups:
+            blk = AffineBlock(mods, shape, dense=dense)
+            blocks.append(blk)
+            shape = blk.out_shape
+        self.blocks = nn.ModuleList(blocks)
+        self.dense = dense
         self._check()
 
     # ------------------------------------------------------------------ construction
-    def _from_sequential(self, model: nn.Sequential, dtype: torch.dtype) -> tuple[list, list]:
-        weights, biases, pending = [], [], []
-        shape = self.input_shape
+    def _groups(self, model: nn.Sequential) -> list[list[nn.Module]]:
+        groups, pending = [], []
         for i, mod in enumerate(model):
             name = type(mod).__name__
             if name not in SUPPORTED_LAYERS:
                 raise TypeError(f"layer {i} ({name}) is not supported; supported layers: {', '.join(SUPPORTED_LAYERS)}")
             if isinstance(mod, nn.ReLU):
-                w, b, shape = _dense_affine(pending, shape, dtype)
-                weights.append(w)
-                biases.append(b)
+                groups.append(pending)
                 pending = []
             else:
                 pending.append(mod)
         if not pending or not any(isinstance(m, (nn.Linear, nn.Conv2d)) for m in pending):
             raise ValueError("model must end with an affine layer (Linear or Conv2d), not with a ReLU")
-        w, b, _ = _dense_affine(pending, shape, dtype)
-        weights.append(w)
-        biases.append(b)
-        return weights, biases
+        groups.append(pending)
+        return groups
+
+    def _pairs(self, model: Sequence) -> list[list[nn.Module]]:
+        groups = []
+        for i, pair in enumerate(model):
+            if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
+                raise TypeError(f"model[{i}] must be a (W, b) pair, got {type(pair).__name__}")
+            w = check_tensor(pair[0], f"model[{i}] W", ndim=2)
+            b = check_tensor(pair[1], f"model[{i}] b").flatten()
+            if b.shape != (w.shape[0],):
+                raise ValueError(f"layer {i}: W must be [n_out, n_in] and b [n_out], got {tuple(w.shape)} and "
+                                 f"{tuple(b.shape)}")
+            lin = nn.Linear(w.shape[1], w.shape[0], dtype=torch.float64)
+            with torch.no_grad():
+                lin.weight.copy_(w)
+                lin.bias.copy_(b)
+            groups.append(([nn.Flatten()] if i == 0 and len(self.input_shape) > 1 else []) + [lin])
+        if not groups:
+            raise ValueError("model must contain at least one affine layer")
+        return groups
 
     def _check(self) -> None:
-        n_in = 1
-        for s in self.input_shape:
-            n_in *= s
-        if len(self.weights) < 1:
-            raise ValueError("model must contain at least one affine layer")
-        prev = n_in
-        for k, (w, b) in enumerate(zip(self.weights, self.biases)):
-            if w.dim() != 2 or w.shape[1] != prev or b.shape != (w.shape[0],):
-                raise ValueError(f"layer {k}: W must be [n_out, {prev}] and b [n_out], got {tuple(w.shape)} "
-                                 f"and {tuple(b.shape)}")
-            if not (torch.isfinite(w).all() and torch.isfinite(b).all()):
+        for k, blk in enumerate(self.blocks):
+            if len(blk.out_shape) != 1 and k == len(self.blocks) - 1:
+                raise ValueError(f"the last layer must produce flat logits, got shape {blk.out_shape}")
+            if not all(torch.isfinite(t).all() for t in blk.buffers()):
                 raise ValueError(f"layer {k} has NaN or infinite weights")
-            prev = w.shape[0]
-        self.widths = [n_in] + [w.shape[0] for w in self.weights]
+        self.widths = [self.blocks[0].n_in] + [blk.n_out for blk in self.blocks]
+
+    @property
+    def device(self) -> torch.device:
+        """The device the weights live on (move them with ``.to(device)``)."""
+        return self.blocks[0].bias.device
+
+    @property
+    def is_conv(self) -> bool:
+        """True when some block holds a convolution (its intermediate passes are the expensive ones)."""
+        return any(type(op).__name__ == "_ConvOp" for blk in self.blocks for op in blk.ops)
+
+    @property
+    def weights(self) -> list[torch.Tensor]:
+        """Dense ``W⁽ᵏ⁾`` ``[n_k, n_{k-1}]`` of every block (materialised; for small nets, oracles and tests)."""
+        return [blk.dense_matrix() for blk in self.blocks]
+
+    @property
+    def biases(self) -> list[torch.Tensor]:
+        """``b⁽ᵏ⁾`` ``[n_k]`` of every block."""
+        return [blk.bias for blk in self.blocks]
 
     # ------------------------------------------------------------------ evaluation
     @property
@@ -167,7 +189,7 @@ class BoundedNet:
         Accepts ``[B, *input_shape]``, ``[B, n_0]`` or a single unbatched input of shape ``input_shape``;
         ``name`` is the argument's name in error messages.
         """
-        x = check_tensor(x, name)
+        x = check_tensor(x, name).to(self.device)
         n0 = self.widths[0]
         if tuple(x.shape) == self.input_shape or tuple(x.shape) == (n0,):
             x = x.unsqueeze(0)
@@ -179,10 +201,10 @@ class BoundedNet:
     def pre_activations(self, x: torch.Tensor) -> list[torch.Tensor]:
         """Clean forward pass: ``[z⁽¹⁾, ..., z⁽ᴺ⁾]`` for an input ``[B, n_0]`` (through the ReLUs, with biases)."""
         zs, a = [], self.flatten_input(x)
-        for k, (w, b) in enumerate(zip(self.weights, self.biases)):
-            z = a @ w.T + b
+        for k, blk in enumerate(self.blocks):
+            z = blk(a)
             zs.append(z)
-            if k < len(self.weights) - 1:
+            if k < len(self.blocks) - 1:
                 a = torch.relu(z)
         return zs
 
@@ -190,13 +212,9 @@ class BoundedNet:
         """Logits ``f(x)`` of shape ``[B, q]`` (differentiable, float64)."""
         return self.pre_activations(x)[-1]
 
-    __call__ = forward
-
     def spectral_norms(self) -> list[float]:
-        """Sound upper bounds on ``‖W⁽ᵏ⁾‖₂`` (float64 SVD times a 1 + 1e-9 safety factor; SVD error is ~1e-13), cached."""
-        if not hasattr(self, "_spec"):
-            self._spec = [float(torch.linalg.matrix_norm(w, ord=2)) * (1 + 1e-9) for w in self.weights]
-        return self._spec
+        """Upper bounds on ``‖W⁽ᵏ⁾‖₂`` (see :meth:`AffineBlock.spectral_norm`), cached."""
+        return [blk.spectral_norm() for blk in self.blocks]
 
     def bounds(self, x: Any, eps: Any, C: Any = None, method: str = "sdp-crown", **kw: Any) -> tuple[Any, dict]:
         """Certified lower bounds of ``C f(x')`` over ``‖x' − x‖₂ ≤ eps``; see :func:`compute_bounds`."""

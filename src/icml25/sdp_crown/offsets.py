@@ -139,8 +139,14 @@ def _sdp_offset(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: 
 
 @torch.no_grad()
 def best_lambda(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: torch.Tensor,
-                lo: float = 1e-6, hi: float = 1e6, steps: int = 64) -> torch.Tensor:
-    """``argmax_λ h(g, λ)`` per row by golden-section search on ``log λ`` (``h`` is concave in λ).
+                lo: float = 1e-6, hi: float = 1e6, steps: int = 64, search: str = "stationary") -> torch.Tensor:
+    """``argmax_λ h(g, λ)`` per row (``h`` is concave in λ).
+
+    ``search='stationary'`` (default) solves ``h'(λ) = 0``: on the set of coordinates where ``φᵢ`` takes each
+    branch, ``h = −½(λ(ρ² − Σ_{φᵢ=0} ẑᵢ²) + A/λ + const)`` with ``A = Σ_{φᵢ=cᵢ−gᵢ−λẑᵢ}(cᵢ−gᵢ)² +
+    Σ_{φᵢ=gᵢ+λẑᵢ} gᵢ²``, whose maximiser ``√(A / (ρ² − Σ ẑᵢ²))`` is the next iterate, safeguarded by a bracket on
+    the sign of ``h'`` (bisection in log λ when the candidate leaves it); exact once the branch pattern settles.
+    ``search='golden'``: golden-section search on log λ (the slower reference).
 
     Parameters
     ----------
@@ -149,7 +155,8 @@ def best_lambda(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: 
     lo, hi : float
         Search interval for λ (λ is clamped to it).
     steps : int
-        Golden-section iterations (64 shrink the log-interval by 1e-13).
+        Iterations (golden: 64 shrink the log-interval by 1e-13; stationary: bisection alone would reach 2⁻⁶⁴).
+    search : {'stationary', 'golden'}
 
     Returns
     -------
@@ -162,16 +169,48 @@ def best_lambda(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: 
     if hi <= lo:
         raise ValueError(f"hi must be > lo, got lo={lo}, hi={hi}")
     steps = check_int(steps, "steps", low=1)
+    if search not in ("stationary", "golden"):
+        raise ValueError(f"search must be 'stationary' or 'golden', got {search!r}")
+    if search == "golden":
+        return _best_lambda_golden(c, g, centre, radius, lo, hi, steps)
     return _best_lambda(c, g, centre, radius, lo, hi, steps)
 
 
 @torch.no_grad()
 def _best_lambda(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: torch.Tensor,
                  lo: float = 1e-6, hi: float = 1e6, steps: int = 64) -> torch.Tensor:
+    a = c - g
+    z = centre.to(c.dtype).unsqueeze(1)
+    a2, g2, z2 = a * a, g * g, z * z
+    rho2 = radius.to(c.dtype).unsqueeze(-1) ** 2
+    shape = c.shape[:2]
+    low = torch.full(shape, lo, dtype=c.dtype, device=c.device)
+    high = torch.full(shape, hi, dtype=c.dtype, device=c.device)
+    lam = torch.full(shape, min(max(1.0, lo), hi), dtype=c.dtype, device=c.device)
+    zero = torch.zeros((), dtype=c.dtype, device=c.device)
+    for _ in range(steps):
+        lz = lam.unsqueeze(-1) * z
+        u, v = a - lz, g + lz  # φ = min(u, v, 0)
+        r1 = (u <= v) & (u < 0)
+        r2 = (v < u) & (v < 0)
+        A = torch.where(r1, a2, torch.where(r2, g2, zero)).sum(-1)
+        D = rho2 - torch.where(r1 | r2, zero, z2).sum(-1)
+        up = A > D * lam * lam  # h'(λ) > 0: the maximiser lies above λ
+        low = torch.where(up, lam, low)
+        high = torch.where(up, high, lam)
+        cand = torch.where(D > 0, (A / D.clamp_min(1e-300)).sqrt(), high)
+        inside = (cand > low) & (cand < high)
+        lam = torch.where(inside, cand, (low * high).sqrt())
+    return lam
+
+
+@torch.no_grad()
+def _best_lambda_golden(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: torch.Tensor,
+                        lo: float = 1e-6, hi: float = 1e6, steps: int = 64) -> torch.Tensor:
     inv_phi = (math.sqrt(5) - 1) / 2
     shape = c.shape[:2]
-    a = torch.full(shape, math.log(lo), dtype=c.dtype)
-    b = torch.full(shape, math.log(hi), dtype=c.dtype)
+    a = torch.full(shape, math.log(lo), dtype=c.dtype, device=c.device)
+    b = torch.full(shape, math.log(hi), dtype=c.dtype, device=c.device)
     x1 = b - inv_phi * (b - a)
     x2 = a + inv_phi * (b - a)
     f1 = _sdp_offset(c, g, centre, radius, x1.exp())

@@ -37,14 +37,14 @@ def lipnaive_bounds(net: BoundedNet, x: Any, eps: Any, C: Any) -> torch.Tensor:
         raise TypeError(f"net must be a BoundedNet, got {type(net).__name__}")
     x = net.flatten_input(x)
     B = x.shape[0]
-    e = _check_eps(eps, B)
-    Cm = _check_spec(C, B, net.n_classes)
+    e = _check_eps(eps, B).to(x.device)
+    Cm = _check_spec(C, B, net.n_classes).to(x.device)
     lip = 1.0
     for s in net.spectral_norms()[:-1]:
         lip *= s
     with torch.no_grad():
         centre = (Cm @ net.forward(x).unsqueeze(-1)).squeeze(-1)
-        row = (Cm @ net.weights[-1]).norm(dim=-1)
+        row = net.blocks[-1].transpose(Cm).norm(dim=-1)
     return centre - e.unsqueeze(1) * row * lip
 
 
@@ -82,7 +82,8 @@ def verify(model: Any, X: Any, y: Any, eps: Any, method: str = "sdp-crown", inpu
     if labels.min() < 0 or labels.max() >= net.n_classes:
         raise ValueError(f"y must hold labels in [0, {net.n_classes - 1}], got range [{int(labels.min())}, "
                          f"{int(labels.max())}]")
-    C = spec_matrix(labels, net.n_classes)
+    C = spec_matrix(labels, net.n_classes).to(x.device)
+    labels = labels.to(x.device)
     with torch.no_grad():
         correct = net.forward(x).argmax(1) == labels
     if method == "lipnaive":
