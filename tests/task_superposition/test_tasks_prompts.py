@@ -26,7 +26,7 @@ def test_rounding_rule_matches_the_official_examples(lam, m, expected):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(0, 20), min_size=1, max_size=6).filter(lambda w: sum(w) > 0), st.integers(0, 100))
+@given(st.lists(st.integers(0, 20), min_size=1, max_size=6).filter(lambda w: sum(w) > 0), st.integers(1, 100))
 def test_rounding_rule_properties(weights, m):
     lam = np.array(weights) / sum(weights)
     c = np.array(task_counts(lam, m))

@@ -65,7 +65,9 @@ def score_hf(model: Any, prompts: list[str], answers: list[list[str]], terminato
         if vectors.ndim == 1:
             vectors = np.array(np.broadcast_to(vectors, (n, vectors.shape[0])))
         if vectors.shape[0] != n:
-            raise ValueError(f"patch vectors must have one row per prompt ({n}), got {vectors.shape[0]}")
+            raise ValueError(f"vector must have one row per prompt ({n}) or be one vector, got shape {vectors.shape}")
+        if vectors.ndim != 2 or vectors.shape[1] != int(model.model.config.hidden_size):
+            raise ValueError(f"vector must have hidden size {model.model.config.hidden_size}, got shape {vectors.shape}")
     out = np.zeros((n, K))
     with torch.inference_mode():
         for i in progress(range(n), "scoring answers", disable=not show_progress):

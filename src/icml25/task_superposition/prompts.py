@@ -29,7 +29,7 @@ def task_counts(proportions: Sequence[float], m: int) -> tuple[int, ...]:
     proportions : sequence of float, shape (K,)
         Task proportions lambda, non-negative, summing to 1 (within 1e-5, the official tolerance).
     m : int
-        Total number of in-context examples (>= 0).
+        Total number of in-context examples (>= 1; a zero-shot prompt is ``build_prompt(family, [0] * K)``).
 
     Returns
     -------
@@ -42,7 +42,7 @@ def task_counts(proportions: Sequence[float], m: int) -> tuple[int, ...]:
     ((20, 20, 20), (5, 3, 2), (4, 3, 3))
     """
     lam = check_array(proportions, "proportions", ndim=1, low=0.0)
-    m = check_int(m, "m", low=0)
+    m = check_int(m, "m", low=1)
     if abs(float(lam.sum()) - 1.0) > 1e-5:
         raise ValueError(f"proportions must sum to 1 (within 1e-5), got sum {float(lam.sum()):.6g}")
     counts = [int(float(f) * m) for f in lam]
@@ -183,7 +183,7 @@ class MixturePromptBuilder:
         if not isinstance(family, TaskFamily):
             raise TypeError(f"family must be a TaskFamily, got {type(family).__name__}")
         self.family = family
-        self.m = check_int(m, "m", low=0)
+        self.m = check_int(m, "m", low=1)
         lam = np.full(family.K, 1.0 / family.K) if proportions is None else proportions
         lam = check_array(lam, "proportions", ndim=1, low=0.0)
         if lam.shape[0] != family.K:

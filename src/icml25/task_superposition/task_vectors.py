@@ -32,19 +32,32 @@ def _check_layer(model: Any, layer: Any) -> int:
     return check_int(layer, "layer", low=1, high=num_layers(model))
 
 
-def layer_hidden_states(model: Any, prompts: Sequence[str], layer: int) -> np.ndarray:
+class _Keep:
+    """A hook that appends what it sees: the whole output (TinyGPT block hook) or the last row's state."""
+
+    def __init__(self, into: list[Any], last: bool):
+        self.into, self.last = into, last
+
+    def __call__(self, *args: Any) -> None:
+        if self.last:
+            self.into.append(args[0][0, -1].float().cpu().numpy())
+        else:
+            self.into.append(args[-1])
+
+
+def layer_hidden_states(model: Any, prompts: Sequence[str], layer: int | Sequence[int]) -> np.ndarray:
     """Residual-stream state after decoder layer ``layer`` (1-based) at each prompt's last token.
 
     Parameters
     ----------
     model : HFModel or TinyGPT
     prompts : list of str, length n
-    layer : int
-        1 .. number of decoder layers.
+    layer : int or list of int
+        1 .. number of decoder layers; a list reads several layers in the same forward passes.
 
     Returns
     -------
-    ndarray, shape (n, d)
+    ndarray, shape (n, d), or (len(layer), n, d) for a list of layers
 
     Examples
     --------
@@ -53,35 +66,41 @@ def layer_hidden_states(model: Any, prompts: Sequence[str], layer: int) -> np.nd
     >>> layer_hidden_states(model, ["12=", "3="], layer=1).shape
     (2, 32)
     """
+    import torch
+
     from icml25.llm.base import validate_prompts
 
     prompts = validate_prompts(list(prompts) if not isinstance(prompts, str) else prompts)
-    layer = _check_layer(model, layer)
-    import torch
-
-    rows: list[np.ndarray] = []
+    many = isinstance(layer, Sequence) and not isinstance(layer, str)
+    layers = [_check_layer(model, v) for v in (layer if many else [layer])]  # type: ignore[union-attr]
+    if not layers:
+        raise ValueError("layer must be an int or a non-empty list of ints")
+    store: dict[int, list[Any]] = {v: [] for v in layers}
     if type(model).__name__ == "TinyGPT":
         seqs = [model._ids(p) for p in prompts]
-        store: dict[str, Any] = {}
-        handle = model.module.blocks[layer - 1].register_forward_hook(lambda _m, _i, o: store.__setitem__("h", o))
+        handles = [model.module.blocks[v - 1].register_forward_hook(_Keep(store[v], last=False)) for v in layers]
         try:
             with torch.inference_mode():
                 model.module(model._right_padded(seqs))
         finally:
-            handle.remove()
-        h = store["h"]
+            for h in handles:
+                h.remove()
         last = torch.tensor([len(s) - 1 for s in seqs])
-        return h[torch.arange(len(seqs)), last].float().cpu().numpy().astype(np.float64)
-    from ._hf_prefix import layer_hook
+        res = np.stack([store[v][0][torch.arange(len(seqs)), last].float().cpu().numpy() for v in layers])
+    else:
+        from contextlib import ExitStack
 
-    def grab(h: Any) -> None:
-        rows.append(h[0, -1].float().cpu().numpy().astype(np.float64))
+        from ._hf_prefix import layer_hook
 
-    with torch.inference_mode(), layer_hook(model, layer, grab):
-        for p in prompts:
-            ids = torch.tensor([model._prompt_ids(p)], dtype=torch.long, device=model.device)
-            model.model(input_ids=ids, **model._last_kw)
-    return np.stack(rows)
+        with torch.inference_mode(), ExitStack() as stack:
+            for v in layers:
+                stack.enter_context(layer_hook(model, v, _Keep(store[v], last=True)))
+            for p in prompts:
+                ids = torch.tensor([model._prompt_ids(p)], dtype=torch.long, device=model.device)
+                model.model(input_ids=ids, **model._last_kw)
+        res = np.stack([np.stack(store[v]) for v in layers])
+    res = res.astype(np.float64)
+    return res if many else res[0]
 
 
 class TaskVectorExtractor:
@@ -128,7 +147,7 @@ class TaskVectorExtractor:
     def combination(self, weights: Any) -> np.ndarray:
         """``sum_k w_k v_k`` for convex weights ``w`` (shape (K,) -> (d,), or (n, K) -> (n, d))."""
         v = self._v()
-        w = check_array(weights, "weights", ndim=(1, 2), low=0.0, high=1.0)
+        w = check_array(weights, "weights", ndim=1, low=0.0, high=1.0)
         if w.shape[-1] != v.shape[0]:
             raise ValueError(f"weights must have K={v.shape[0]} entries per row, got {w.shape[-1]}")
         if not np.allclose(w.sum(axis=-1), 1.0, atol=1e-6):
@@ -150,6 +169,9 @@ class TaskVectorExtractor:
         """
         v = self._v()
         h = check_array(h, "h", ndim=2)
+        lam = check_array(lam, "lam", ndim=1, low=0.0, high=1.0)
+        if lam.shape[0] != v.shape[0] or not np.isclose(lam.sum(), 1.0, atol=1e-6):
+            raise ValueError(f"lam must be K={v.shape[0]} proportions summing to 1, got {lam.tolist()}")
         vbar = self.combination(lam)
         c = v.mean(axis=0)
         d = vbar - c
@@ -213,7 +235,7 @@ def _tiny_patched_scores(model: Any, prompts: list[str], answers: list[list[str]
         vectors = np.array(np.broadcast_to(vectors, (n, vectors.shape[0])))
     d = model.config.n_embd
     if vectors.shape != (n, d):
-        raise ValueError(f"patch vectors must have shape ({n}, {d}) or ({d},), got {vectors.shape}")
+        raise ValueError(f"vector must have shape ({n}, {d}) or ({d},), got {vectors.shape}")
     pairs, rows, cut = [], [], []
     for i in range(n):
         p = model._ids(prompts[i])

@@ -8,6 +8,7 @@ space, how an input is written, and the separator between input and answer. An i
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -285,17 +286,25 @@ def _f_ab() -> TaskFamily:
                       description="ab= (digits) answered by a, b or (a+b) mod 10 (single-token AB)")
 
 
+def _index(s: str, i: int) -> str:
+    return s[i]
+
+
+def _sum_mod10(x: tuple[int, int], c: int) -> str:
+    return str((x[0] + x[1] + c) % 10)
+
+
 def _f_ret() -> TaskFamily:
     def sample(rng: np.random.Generator) -> str:
         return "".join(rng.choice(list(_RET_ALPHABET), size=4, replace=False))
 
-    tasks = tuple(Task(f"pos{i}", (lambda i: lambda s: s[i])(i)) for i in range(4))
+    tasks = tuple(Task(f"pos{i}", functools.partial(_index, i=i)) for i in range(4))
     return TaskFamily("F-RET", tasks, sample, lambda s: s, "=", alphabet=_RET_ALPHABET + "=\n",
                       description="4 distinct symbols of 16; task i retrieves the i-th")
 
 
 def _f_mod() -> TaskFamily:
-    tasks = tuple(Task(f"plus{c}", (lambda c: lambda x: str((x[0] + x[1] + c) % 10))(c)) for c in range(10))
+    tasks = tuple(Task(f"plus{c}", functools.partial(_sum_mod10, c=c)) for c in range(10))
     return TaskFamily("F-MOD", tasks, _pair(0, 9), lambda x: f"{x[0]}{x[1]}", "=", alphabet="0123456789=\n",
                       description="ab= answered by (a+b+c) mod 10 for offsets c = 0..9")
 

@@ -37,6 +37,11 @@ class MockAnswerLM:
     """
 
     def __init__(self, masses: Mapping[str, float], terminator: str = "\n", vocab_size: int = 256):
+        from icml25.core.validation import check_int
+
+        if not isinstance(terminator, str) or len(terminator) != 1:
+            raise ValueError(f"terminator must be one character, got {terminator!r}")
+        vocab_size = check_int(vocab_size, "vocab_size", low=128)
         if not isinstance(masses, Mapping) or not masses:
             raise ValueError(f"masses must be a non-empty mapping answer -> probability, got {masses!r:.60}")
         total = 0.0
@@ -48,8 +53,6 @@ class MockAnswerLM:
             total += float(v)
         if total > 1 + 1e-12:
             raise ValueError(f"masses must sum to at most 1, got {total}")
-        if not isinstance(terminator, str) or len(terminator) != 1:
-            raise ValueError(f"terminator must be one character, got {terminator!r}")
         self.masses = {a + terminator: float(v) for a, v in masses.items()}
         self.masses["?" + terminator] = max(0.0, 1.0 - total)
         self.terminator, self.vocab_size = terminator, int(vocab_size)

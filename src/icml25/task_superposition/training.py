@@ -46,6 +46,9 @@ def icl_training_batch(family: TaskFamily, tokenizer: Any, rng: np.random.Genera
     mask : float array, shape (B, T)
         1 where the target is an answer character or the terminator after it.
     """
+    batch_size = check_int(batch_size, "batch_size", low=1)
+    m_max = check_int(m_max, "m_max", low=1)
+    m_min = check_int(m_min, "m_min", low=0, high=m_max)
     rows = []
     for _ in range(batch_size):
         k = int(rng.integers(family.K))
