@@ -28,10 +28,12 @@ SHIPPED_MODEL = {"dir": "fab_copyAB_M_seed0", "family": "F-AB", "tasks": ("copyA
 @dataclass(frozen=True)
 class Config:
     # ---- from scratch (C2/C3): two-task F-AB, grid of counts (m_eval - j, j)
+    scratch: bool = True  # run the from-scratch part (False: real models only)
     tasks: tuple[str, ...] = ("copyA", "copyB")  # F-AB tasks of the two-task calibration grid
     size: str = "M"  # model size S/M/L (spec §6)
-    steps: int = 3000  # training steps (one-cycle schedule over all of them)
-    lr: float = 3e-3  # peak learning rate
+    steps: int = 6000  # training steps
+    lr: float = 2e-3  # peak learning rate
+    schedule: str = "constant"  # learning-rate schedule of train_icl_model ("constant" after warm-up, "onecycle")
     batch_size: int = 32  # prompts per step
     use_shipped_model: bool = True  # seed 0 loads the shipped checkpoint trained with these settings (saves minutes)
     n_seeds: int = 1  # from-scratch seeds seed, seed+1, ... (seeds other than 0 always train)
@@ -41,8 +43,8 @@ class Config:
     scale_sizes: tuple[str, ...] = ()  # extra sizes trained for C5 (e.g. ("S", "L")); empty = none
     # ---- real pretrained models (C1, C5)
     real_models: tuple[str, ...] = ("smollm2-135m-instruct",)  # icml25.llm pretrained names
-    real_settings: tuple[str, ...] = ("country:capital,continent",)  # "setting:task1,task2" two-task mixtures
-    real_m: int = 20  # in-context examples per real-model prompt
+    real_settings: tuple[str, ...] = ("AB:copyA,copyB",)  # "setting:task1,task2" two-task mixtures
+    real_m: int = 16  # in-context examples per real-model prompt
     real_prompts: int = 6  # prompts per grid point
     real_lams: tuple[float, ...] = (1.0, 0.5, 0.0)  # share of the first task on the real-model grid
     real_check_exact: bool = True  # compare the shared-prefix scorer with plain per-pair teacher forcing
@@ -61,6 +63,7 @@ class Config:
             raise ValueError(f"tasks must be a tuple of two F-AB task names, got {self.tasks!r}")
         synthetic_family("F-AB", list(self.tasks))
         check_option(self.size, "size", ("S", "M", "L"))
+        check_option(self.schedule, "schedule", ("constant", "onecycle"))
         for name, low in (("steps", 1), ("batch_size", 2), ("n_seeds", 1), ("m_eval", 2), ("grid_prompts", 2),
                           ("acc_prompts", 1), ("real_m", 1), ("real_prompts", 1), ("tv_m", 1), ("tv_prompts", 2),
                           ("threads", 1)):
@@ -92,17 +95,17 @@ class Config:
                    real_m=20, real_prompts=16, real_lams=(1.0, 0.75, 0.5, 0.25, 0.0), tv_model="gemma-3-270m")
 
 
-def _parse_setting(spec: str) -> tuple[str, list[str]]:
+def _parse_setting(spec: str) -> Any:
+    """``"country:capital,continent"`` (official format) or ``"country:capital,continent:spaced"`` -> the family."""
     from .tasks import official_setting
 
     if not isinstance(spec, str) or ":" not in spec:
         raise ValueError(f"real_settings entries must look like 'country:capital,continent', got {spec!r}")
-    name, _, tasks = spec.partition(":")
-    names = [t for t in tasks.split(",") if t]
-    if len(names) != 2:
-        raise ValueError(f"real_settings entries name exactly two tasks, got {spec!r}")
-    official_setting(name, names)
-    return name, names
+    parts = spec.split(":")
+    names = [t for t in parts[1].split(",") if t]
+    if len(names) != 2 or len(parts) > 3 or (len(parts) == 3 and parts[2] != "spaced"):
+        raise ValueError(f"real_settings entries name exactly two tasks (optionally ':spaced'), got {spec!r}")
+    return official_setting(parts[0], names, spaced=len(parts) == 3)
 
 
 # ------------------------------------------------------------------------------------------------ predictors
@@ -133,7 +136,8 @@ def _shipped(cfg: Config, seed: int, size: str) -> Any:
     if not meta_file.is_file():
         return None
     meta = json.loads(meta_file.read_text())
-    if (meta.get("steps"), meta.get("lr"), meta.get("batch_size")) != (cfg.steps, cfg.lr, cfg.batch_size):
+    if (meta.get("steps"), meta.get("lr"), meta.get("batch_size"), meta.get("schedule")) != (
+            cfg.steps, cfg.lr, cfg.batch_size, cfg.schedule):
         return None
     return TinyGPT.load(d), meta
 
@@ -148,7 +152,7 @@ def _train(cfg: Config, seed: int, size: str, tasks: tuple[str, ...]) -> tuple[A
         return model, {**meta, "source": "shipped checkpoint"}
     fam = synthetic_family("F-AB", list(tasks))
     model, hist = train_icl_model(fam, size=size, steps=cfg.steps, seed=seed, lr=cfg.lr,
-                                  batch_size=cfg.batch_size)
+                                  batch_size=cfg.batch_size, schedule=cfg.schedule)
     return model, {"steps_run": hist["steps_run"], "first_below_0.6": hist["first_below_0.6"],
                    "final_loss": float(np.mean(hist["loss"][-50:])), "seconds": hist["seconds"],
                    "source": "trained in this run"}
@@ -195,14 +199,14 @@ def _real_eval(model: Any, cfg: Config, spec: str, seed: int, stub: bool) -> dic
     from .metrics import calibration_error, superposition_stats
     from .prompts import MixturePromptBuilder
     from .scoring import LAST_STATS
-    from .tasks import official_setting
     from .training import single_task_accuracy
 
-    name, tasks = _parse_setting(spec)
-    fam = official_setting(name, tasks)
+    fam = _parse_setting(spec)
+    tasks = fam.task_names
     acc = [1.0 if stub else single_task_accuracy(model, fam, k, cfg.real_m, cfg.real_prompts, seed=seed + 5)
            for k in range(2)]
     rows, means, lams, mixed, mismatch = [], [], [], [], 0
+    order = np.argsort(-np.asarray(cfg.real_lams))
     for j, lam in enumerate(cfg.real_lams):
         b = MixturePromptBuilder(fam, cfg.real_m, [lam, 1 - lam], random_state=seed * 1000 + j)
         items = b.sample(cfg.real_prompts)
@@ -218,7 +222,10 @@ def _real_eval(model: Any, cfg: Config, spec: str, seed: int, stub: bool) -> dic
                      "KL raw": s["kl_raw"], "KL norm": s["kl_norm"]})
     means, lams = np.array(means), np.array(lams)
     rho = float(spearmanr(lams.ravel(), means.ravel()).statistic)
-    return {"acc": acc, "rows": rows, "rho": rho if np.isfinite(rho) else 0.0, "frac_multi": float(np.mean(mixed)),
+    m_sorted, l_sorted = means[order], lams[order]  # task 1's share decreasing
+    mono = bool(np.all(np.diff(m_sorted[:, 0]) < 0) and np.all(np.diff(m_sorted[:, 1]) > 0)
+                and np.all(np.diff(l_sorted[:, 0]) < 0))
+    return {"mono": mono, "acc": acc, "rows": rows, "rho": rho if np.isfinite(rho) else 0.0, "frac_multi": float(np.mean(mixed)),
             "calib": calibration_error(means, lams), "other": float(np.mean([r["other"] for r in rows])),
             "mismatch": mismatch}
 
@@ -227,10 +234,8 @@ def _exactness(model: Any, cfg: Config, spec: str, seed: int) -> float:
     """max |log P(shared-prefix scorer) - log P(plain per-pair teacher forcing of icml25.llm)| on 2 prompts."""
     from .prompts import MixturePromptBuilder
     from .scoring import answer_probabilities
-    from .tasks import official_setting
 
-    name, tasks = _parse_setting(spec)
-    items = MixturePromptBuilder(official_setting(name, tasks), cfg.real_m, random_state=seed).sample(2)
+    items = MixturePromptBuilder(_parse_setting(spec), cfg.real_m, random_state=seed).sample(2)
     p = answer_probabilities(model, items)
     ps = [it.prompt for it in items for _ in it.answers]
     cs = [a + "\n" for it in items for a in it.answers]
@@ -244,10 +249,8 @@ def _task_vectors(model: Any, cfg: Config, seed: int) -> dict[str, Any]:
     from .prompts import build_prompt
     from .scoring import answer_probabilities
     from .task_vectors import TaskVectorExtractor, layer_hidden_states, num_layers
-    from .tasks import official_setting
 
-    name, tasks = _parse_setting(cfg.tv_setting)
-    fam = official_setting(name, tasks)
+    fam = _parse_setting(cfg.tv_setting)
     rng = np.random.default_rng(seed + 303)
     single = [[build_prompt(fam, np.eye(2, dtype=int)[k] * cfg.tv_m, rng).prompt for _ in range(cfg.tv_prompts)]
               for k in range(2)]
@@ -291,11 +294,7 @@ def _run(scale: Scale, seed: int, out: Path, cfg: Config, stub: bool) -> Report:
         torch.set_num_threads(threads)
 
 
-def _experiments(seed: int, cfg: Config, stub: bool) -> Report:
-    rep = Report(slug="task_superposition", title=TITLE)
-    t0 = time.perf_counter()
-
-    # ---- from scratch: C2 (emergence) and C3 (calibration) ----
+def _scratch_part(rep: Report, cfg: Config, seed: int, stub: bool) -> list[dict[str, Any]]:
     runs = []
     for s in progress([seed + k for k in range(cfg.n_seeds)], "from-scratch seeds"):
         model, info = (None, {"source": "stub (no model)"}) if stub else _train(cfg, s, cfg.size, cfg.tasks)
@@ -352,6 +351,18 @@ def _experiments(seed: int, cfg: Config, stub: bool) -> Report:
                           calib_by_size["L"] - calib_by_size["S"], "<=", 0.0, kind="paper", scale=Scale.FULL,
                           source="", note=f"S {calib_by_size['S']:.3f}, L {calib_by_size['L']:.3f}")
 
+    return runs
+
+
+def _experiments(seed: int, cfg: Config, stub: bool) -> Report:
+    rep = Report(slug="task_superposition", title=TITLE)
+    t0 = time.perf_counter()
+
+    # ---- from scratch: C2 (emergence) and C3 (calibration) ----
+    runs: list[dict[str, Any]] = []
+    if cfg.scratch:
+        runs = _scratch_part(rep, cfg, seed, stub)
+
     # ---- real pretrained models (C1, C5) ----
     real: dict[tuple[str, str], dict[str, Any]] = {}
     exact = None
@@ -383,7 +394,12 @@ def _experiments(seed: int, cfg: Config, stub: bool) -> Report:
         # fails if: the model cannot do the single tasks few-shot (then superposition of them is not measurable)
         rep.add_claim(aid, f"{mname}, {spec}: single-task greedy accuracy (min of 2 tasks, m={cfg.real_m}) >= "
                       f"{cfg.real_acc_threshold}", None, min(v["acc"]), ">=", cfg.real_acc_threshold, kind="check",
-                      scale=Scale.FULL, note="precondition of the C1 claims on this setting (our threshold)")
+                      note="precondition of the C1 claims on this setting (our threshold)")
+        # fails if: the answer probabilities do not follow the task shares (a majority-task model is flat on one
+        # side of lambda = 0.5; a context-blind model is flat everywhere)
+        rep.add_claim(f"C1m-{tag}", f"{mname}, {spec}: mean P(y_k) strictly increases with the share lambda_k of "
+                      "task k, for both tasks", None, v["mono"], "is_true", True, kind="paper", requires=[aid],
+                      note="paper Fig. 2 / §3: the output distribution follows the in-context task distribution")
         # fails if: the answer probabilities do not follow the task shares (e.g. the model ignores the context)
         rep.add_claim(f"C1a-{tag}", f"{mname}, {spec}: Spearman(lambda_k, mean P(y_k)) over the grid >= 0.9",
                       None, v["rho"], ">=", 0.9, kind="paper", scale=Scale.FULL, requires=[aid],
@@ -436,17 +452,17 @@ def _experiments(seed: int, cfg: Config, stub: bool) -> Report:
     rep.notes.append("Answer probabilities are exact sequence probabilities of answer + '\\n' (teacher forcing; the "
                      "official code omits the terminator). 'other' = 1 - sum_k P(y_k).")
     rep.notes.append(f"wall time {time.perf_counter() - t0:.0f} s")
-    rep.add_figure("calibration_grid", _figure_grid(runs[0], list(real.items())))
+    rep.add_figure("calibration_grid", _figure_grid(runs[0] if runs else None, list(real.items())))
     return rep
 
 
-def _figure_grid(r0: dict[str, Any], real: list[Any]) -> Any:
+def _figure_grid(r0: dict[str, Any] | None, real: list[Any]) -> Any:
     from icml25.core.plotting import new_figure
 
     fig, ax = new_figure()
-    lam = r0["lam"][:, 0]
     ax.plot([0, 1], [0, 1], color="grey", ls=":", lw=1, label="calibrated (P = lambda)")
-    ax.plot(lam, r0["mean"][:, 0], "o-", color="k", label="from scratch: P(y_A)")
+    if r0 is not None:
+        ax.plot(r0["lam"][:, 0], r0["mean"][:, 0], "o-", color="k", label="from scratch: P(y_A)")
     for (mname, spec), v in real:
         xs = [r["share of task 1"] for r in v["rows"]]
         ys = [list(r.values())[2] for r in v["rows"]]

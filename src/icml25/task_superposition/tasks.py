@@ -68,6 +68,11 @@ class TaskFamily:
         Queries are drawn until the K answers are pairwise distinct (else a probability is counted twice).
     alphabet : str
         For synthetic families: every character a prompt can contain (the char-level vocabulary).
+    description : str
+        One line on the family.
+    answer_prefix : str
+        Written before every answer (e.g. ``" "`` for ``"France -> Paris"`` with ``sep=" ->"``); part of the answer
+        strings returned by :meth:`answers` (official settings: ``""``).
 
     Examples
     --------
@@ -88,6 +93,7 @@ class TaskFamily:
     distinct_answers: bool = True
     alphabet: str = ""
     description: str = field(default="", compare=False)
+    answer_prefix: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.tasks, tuple) or not self.tasks:
@@ -113,7 +119,7 @@ class TaskFamily:
 
     def example(self, x: Any, k: int) -> str:
         """The in-context example ``"{input}{sep}{f_k(input)}"``."""
-        return f"{self.format_input(x)}{self.sep}{self.tasks[k].fn(x)}"
+        return f"{self.format_input(x)}{self.sep}{self.answer_prefix}{self.tasks[k].fn(x)}"
 
     def query(self, x: Any) -> str:
         """The query ``"{input}{sep}"``."""
@@ -121,7 +127,7 @@ class TaskFamily:
 
     def answers(self, x: Any) -> list[str]:
         """The K answers ``[f_1(x), ..., f_K(x)]``."""
-        return [t.fn(x) for t in self.tasks]
+        return [self.answer_prefix + t.fn(x) for t in self.tasks]
 
     def subset(self, tasks: Sequence[str | int]) -> TaskFamily:
         """The same family restricted to ``tasks`` (names or indices, in the given order).
@@ -141,7 +147,7 @@ class TaskFamily:
                 check_option(t, "tasks", self.task_names)
                 chosen.append(self.tasks[self.task_names.index(t)])
         return TaskFamily(self.name, tuple(chosen), self.sample_input, self.format_input, self.sep, self.joiner,
-                          self.distinct_answers, self.alphabet, self.description)
+                          self.distinct_answers, self.alphabet, self.description, self.answer_prefix)
 
 
 # ---------------------------------------------------------------------------------------------- shipped tables
@@ -248,7 +254,7 @@ OFFICIAL_SETTINGS: dict[str, tuple[Callable[[], TaskFamily], tuple[str, ...], in
 }
 
 
-def official_setting(name: str, tasks: Sequence[str] | None = None) -> TaskFamily:
+def official_setting(name: str, tasks: Sequence[str] | None = None, spaced: bool = False) -> TaskFamily:
     """One of the four settings of the paper's Figure 2, from the official lookup tables.
 
     Parameters
@@ -257,6 +263,9 @@ def official_setting(name: str, tasks: Sequence[str] | None = None) -> TaskFamil
     tasks : list of str, optional
         Task names to keep (default: the tasks of the Figure-2 setting). ``add_translate`` also offers ``"de"`` and
         ``"zh"``; ``country`` also ``"currency"`` and ``"chinese"`` (other generators of the official code).
+    spaced : bool
+        Write ``"x -> y"`` (separator ``" ->"``, answers with a leading space) instead of the official ``"x->y"``:
+        a prompt format that small models follow more easily (not the paper's).
 
     Returns
     -------
@@ -272,7 +281,13 @@ def official_setting(name: str, tasks: Sequence[str] | None = None) -> TaskFamil
         raise TypeError(f"name must be a setting name (str), got {type(name).__name__}")
     check_option(name, "name", list(OFFICIAL_SETTINGS))
     build, default, _ = OFFICIAL_SETTINGS[name]
-    return build().subset(list(default) if tasks is None else tasks)
+    fam = build().subset(list(default) if tasks is None else tasks)
+    if not isinstance(spaced, bool):
+        raise TypeError(f"spaced must be a bool, got {spaced!r}")
+    if spaced:
+        fam = TaskFamily(fam.name + "_spaced", fam.tasks, fam.sample_input, fam.format_input, " " + fam.sep.strip(),
+                         fam.joiner, fam.distinct_answers, fam.alphabet, fam.description, " ")
+    return fam
 
 
 # ---------------------------------------------------------------------------------------------- synthetic families

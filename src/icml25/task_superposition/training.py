@@ -82,7 +82,7 @@ def icl_training_batch(family: TaskFamily, tokenizer: Any, rng: np.random.Genera
 def train_icl_model(family: TaskFamily, size: str = "M", steps: int = 800, seed: int = 0, lr: float = 3e-3,
                     batch_size: int = 32, m_min: int = 1, m_max: int = 8, include_zero_shot: bool = False,
                     check_every: int = 0, check: Callable[[Any], bool] | None = None,
-                    show_progress: bool = True) -> tuple[Any, dict[str, Any]]:
+                    show_progress: bool = True, schedule: str = "onecycle") -> tuple[Any, dict[str, Any]]:
     """Train a GPT-2-style :class:`~icml25.llm.tiny.TinyGPT` from scratch on single-task ICL prompts.
 
     Parameters
@@ -105,6 +105,8 @@ def train_icl_model(family: TaskFamily, size: str = "M", steps: int = 800, seed:
         Every this many steps call ``check(model)``; training stops when it returns True (0 = never).
     check : callable, optional
     show_progress : bool
+    schedule : {"onecycle", "constant"}
+        One-cycle (warm-up 10 %, cosine decay) or warm-up then constant learning rate.
 
     Returns
     -------
@@ -137,6 +139,7 @@ def train_icl_model(family: TaskFamily, size: str = "M", steps: int = 800, seed:
     m_max = check_int(m_max, "m_max", low=1)
     m_min = check_int(m_min, "m_min", low=0, high=m_max)
     check_every = check_int(check_every, "check_every", low=0)
+    check_option(schedule, "schedule", ("onecycle", "constant"))
     if include_zero_shot:
         m_min = 0
     tok = _tokenizer(family)
@@ -150,7 +153,10 @@ def train_icl_model(family: TaskFamily, size: str = "M", steps: int = 800, seed:
     decay = [p for p in net.parameters() if p.dim() >= 2]
     rest = [p for p in net.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": rest, "weight_decay": 0.0}], lr=lr)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.1)
+    if schedule == "onecycle":
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.1)
+    else:  # linear warm-up over 100 steps, then constant (keeps the step size up through a long plateau)
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 100))
     rng = np.random.default_rng(seed + 7919)
     losses: list[float] = []
     first_low, stopped, ema = None, False, None
