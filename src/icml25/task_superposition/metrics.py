@@ -69,7 +69,7 @@ def calibration_error(mean_p: Any, lam: Any) -> float:
 
     Examples
     --------
-    >>> calibration_error([[0.9, 0.1], [0.5, 0.4]], [[1.0, 0.0], [0.5, 0.5]])
+    >>> round(calibration_error([[0.9, 0.1], [0.5, 0.4]], [[1.0, 0.0], [0.5, 0.5]]), 6)
     0.075
     """
     mp = check_array(mean_p, "mean_p", ndim=2, low=0.0, high=1.0 + 1e-6)
