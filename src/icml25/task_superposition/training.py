@@ -228,4 +228,4 @@ def single_task_accuracy(model: Any, family: TaskFamily, task: int, m: int, n: i
     longest = max(len(it.answers[task]) for it in items)
     gens = model.generate([it.prompt for it in items], temperature=0.0, max_tokens=longest + 8,
                           stop=[family.joiner])
-    return float(np.mean([g[0].text.strip() == it.answers[task] for g, it in zip(gens, items)]))
+    return float(np.mean([g[0].text.strip() == it.answers[task].strip() for g, it in zip(gens, items)]))
