@@ -9,6 +9,8 @@ import torch
 
 from icml25.core.validation import check_positive, check_real
 
+from .quasimetric import check_tensor
+
 __all__ = ["expectile_weight", "ivl_loss", "conservative_penalty", "awr_loss", "value_floor"]
 
 
@@ -21,6 +23,7 @@ def value_floor(discount: float) -> float:
 def expectile_weight(adv: torch.Tensor, expectile: float) -> torch.Tensor:
     """Asymmetric weight ``|kappa - 1[adv < 0]|``: ``kappa`` where ``adv >= 0`` else ``1 - kappa`` (spec §2.3)."""
     expectile = check_real(expectile, "expectile", low=0.0, high=1.0, low_open=True, high_open=True)
+    check_tensor(adv, "adv")
     return torch.where(adv >= 0, torch.full_like(adv, expectile), torch.full_like(adv, 1.0 - expectile))
 
 
@@ -46,12 +49,12 @@ def ivl_loss(v: torch.Tensor, next_v_target: torch.Tensor, v_target: torch.Tenso
     (loss scalar, info dict)
     """
     discount = check_real(discount, "discount", low=0.0, high=1.0, low_open=True, high_open=True)
-    if v.ndim != 2 or next_v_target.shape != v.shape or v_target.shape != v.shape:
-        raise ValueError(f"v, next_v_target and v_target must share a shape (E, B), got {tuple(v.shape)}, "
-                         f"{tuple(next_v_target.shape)}, {tuple(v_target.shape)}")
-    if rewards.shape != v.shape[1:] or masks.shape != v.shape[1:]:
-        raise ValueError(f"rewards and masks must have shape ({v.shape[1]},), got {tuple(rewards.shape)} and "
-                         f"{tuple(masks.shape)}")
+    check_real(expectile, "expectile", low=0.0, high=1.0, low_open=True, high_open=True)
+    check_tensor(v, "v", ndim=2)
+    check_tensor(next_v_target, "next_v_target", shape=tuple(v.shape))
+    check_tensor(v_target, "v_target", shape=tuple(v.shape))
+    check_tensor(rewards, "rewards", shape=(v.shape[1],))
+    check_tensor(masks, "masks", shape=(v.shape[1],))
     next_v_target, v_target = next_v_target.detach(), v_target.detach()
     q = rewards + discount * masks * next_v_target                          # (E, B)
     q_min = rewards + discount * masks * next_v_target.min(0).values        # (B,)
@@ -79,10 +82,13 @@ def conservative_penalty(v: torch.Tensor, is_cross: torch.Tensor, alpha: float, 
     floor : float, optional
     """
     alpha = check_positive(alpha, "alpha", allow_zero=True)
+    check_tensor(v, "v")
+    if v.ndim not in (1, 2):
+        raise ValueError(f"v must have shape (E, B) or (B,), got {tuple(v.shape)}")
     vbar = v.mean(0) if v.ndim == 2 else v
-    if is_cross.dtype != torch.bool or is_cross.shape != vbar.shape:
-        raise ValueError(f"is_cross must be a bool tensor of shape {tuple(vbar.shape)}, got dtype {is_cross.dtype} "
-                         f"and shape {tuple(is_cross.shape)}")
+    check_tensor(is_cross, "is_cross", shape=tuple(vbar.shape))
+    if is_cross.dtype != torch.bool:
+        raise TypeError(f"is_cross must be a bool tensor, got dtype {is_cross.dtype}")
     her = ~is_cross
     ct_v = vbar[is_cross]
     if floor is not None:
@@ -103,8 +109,8 @@ def awr_loss(log_prob: torch.Tensor, adv: torch.Tensor, beta: float, clip: float
     """
     beta = check_positive(beta, "beta", allow_zero=True)
     clip = check_positive(clip, "clip")
-    if log_prob.shape != adv.shape:
-        raise ValueError(f"log_prob and adv must share a shape, got {tuple(log_prob.shape)} and {tuple(adv.shape)}")
+    check_tensor(log_prob, "log_prob", ndim=1)
+    check_tensor(adv, "adv", shape=tuple(log_prob.shape))
     w = torch.exp(beta * adv.detach()).clamp(max=clip)
     loss = -(w * log_prob).mean()
     return loss, {"actor_loss": float(loss.detach()), "adv_weight_mean": float(w.mean())}

@@ -158,7 +158,6 @@ def make_env(maze: str, *, terminate_at_goal: bool = True, max_episode_steps: in
     """``gymnasium.make('pointmaze-<maze>-v0', ...)`` with ``ogbench`` registered (imported here)."""
     check_option(maze, "maze", MAZES)
     import gymnasium
-
     import ogbench  # noqa: F401  (registers the environments)
 
     return gymnasium.make(f"pointmaze-{maze}-v0", terminate_at_goal=terminate_at_goal,

@@ -14,14 +14,27 @@ from icml25.core.validation import check_int, check_option
 __all__ = ["MRN", "IQE", "interval_union_length", "mlp", "QuasimetricValue", "MLPValue", "make_value_net"]
 
 
+def check_tensor(t: object, name: str, *, ndim: int | None = None, last: int | None = None,
+                 shape: tuple[int, ...] | None = None, finite: bool = True) -> torch.Tensor:
+    """A non-empty floating/bool torch tensor with the given number of axes / last dimension / shape."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if t.numel() == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {tuple(t.shape)}")
+    if ndim is not None and t.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {tuple(t.shape)}")
+    if last is not None and (t.ndim < 1 or t.shape[-1] != last):
+        raise ValueError(f"{name} must have last dimension {last}, got shape {tuple(t.shape)}")
+    if shape is not None and tuple(t.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(t.shape)}")
+    if finite and t.is_floating_point() and not torch.isfinite(t).all():
+        raise ValueError(f"{name} must be finite, found NaN or inf")
+    return t
+
+
 def _check_pair(x: torch.Tensor, y: torch.Tensor, dim: int) -> None:
-    for name, t in (("x", x), ("y", y)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.ndim < 1 or t.shape[-1] != dim:
-            raise ValueError(f"{name} must have last dimension {dim}, got shape {tuple(t.shape)}")
-        if not torch.isfinite(t).all():
-            raise ValueError(f"{name} must be finite, found NaN or inf")
+    check_tensor(x, "x", last=dim)
+    check_tensor(y, "y", last=dim, shape=tuple(x.shape))
 
 
 class MRN(nn.Module):
@@ -69,6 +82,10 @@ def interval_union_length(lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
     Sort by start, then each interval adds ``relu(hi_j - max(lo_j, max_{i<j} hi_i))``.
     Shapes: ``(..., k) -> (...)``; differentiable through the sorted values.
     """
+    check_tensor(lo, "lo")
+    check_tensor(hi, "hi", shape=tuple(lo.shape))
+    if (hi < lo).any():
+        raise ValueError("hi must be >= lo elementwise (intervals [lo, hi])")
     lo_s, order = torch.sort(lo, dim=-1)
     hi_s = torch.gather(hi, -1, order)
     prev = torch.cummax(hi_s, dim=-1).values
@@ -157,6 +174,7 @@ class QuasimetricValue(nn.Module):
     def __init__(self, obs_dim: int, hidden: tuple[int, ...] = (256, 256), head: str = "mrn",
                  latent: int = 64) -> None:
         super().__init__()
+        check_int(obs_dim, "obs_dim", low=1)
         check_option(head, "head", ("mrn", "iqe"))
         latent = check_int(latent, "latent", low=2)
         if head == "iqe" and latent % 8:
@@ -165,6 +183,8 @@ class QuasimetricValue(nn.Module):
         self.head = MRN(latent) if head == "mrn" else IQE(latent // 8, 8)
 
     def forward(self, s: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+        check_tensor(s, "s", ndim=2)
+        check_tensor(g, "g", shape=tuple(s.shape))
         z = self.encoder(torch.cat([s, g], dim=0))  # one encoder pass for states and goals
         return -self.head(z[: len(s)], z[len(s):])
 
@@ -174,9 +194,12 @@ class MLPValue(nn.Module):
 
     def __init__(self, obs_dim: int, hidden: tuple[int, ...] = (256, 256)) -> None:
         super().__init__()
+        check_int(obs_dim, "obs_dim", low=1)
         self.net = mlp(2 * obs_dim, hidden, 1)
 
     def forward(self, s: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+        check_tensor(s, "s", ndim=2)
+        check_tensor(g, "g", shape=tuple(s.shape))
         return self.net(torch.cat([s, g], dim=-1)).squeeze(-1)
 
 
