@@ -42,7 +42,7 @@ def test_same_seed_same_numbers():
 
 def test_value_learns_in_trajectory_distances():
     torch.manual_seed(0)
-    agent = _train(GCIVL, AgentConfig(actor="none", expectile=0.7, discount=0.9, **SMALL), 400)
+    agent = _train(GCIVL, AgentConfig(actor="none", expectile=0.7, discount=0.9, tau=0.05, **SMALL), 400)
     s = np.array([[10.0, 0.0]] * 4)
     g = np.array([[11.0, 0.0], [13.0, 0.0], [16.0, 0.0], [20.0, 0.0]])
     v = agent.value(s, g)

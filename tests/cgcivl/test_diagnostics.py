@@ -36,9 +36,11 @@ def test_rank_and_auc_against_peers():
 def test_wall_auc_binning_neutralises_euclid():
     rng = np.random.default_rng(1)
     e = rng.uniform(3, 6, size=4000)
-    walled = rng.random(4000) < 1 / (1 + np.exp(-(e - 4.5) * 3))  # walls more likely at larger distance
+    # walls more likely at larger distance, constant within a bin of width 0.5
+    walled = rng.random(4000) < 0.15 + 0.14 * np.floor((e - 3) / 0.5)
     bfs = np.where(walled, 5, 1)
-    assert wall_auc(e, e, bfs) == pytest.approx(0.5, abs=0.05)  # unbinned this would be far above 0.5
+    assert wall_auc(e, e, bfs) == pytest.approx(0.5, abs=0.05)
+    assert binned_auc(e, walled, np.zeros(4000, int)) > 0.65  # unbinned, Euclid alone looks like a wall detector
     assert wall_auc(e + 10 * walled, e, bfs) == 1.0
 
 

@@ -22,7 +22,7 @@ MAX_STEP = 0.283
 
 def discounted_distance_bound(bfs: Any, discount: float, *, cell_size: float = 4.0, max_step: float = MAX_STEP
                               ) -> np.ndarray:
-    """Lower bound on ``-V*``: ``(1 - gamma^n) / (1 - gamma)`` with ``n = max(BFS - 1, 0) * cell_size / max_step``.
+    """Lower bound on ``-V*`` for BFS distances ``bfs`` (n,): ``(1 - gamma^n) / (1 - gamma)`` with ``n = max(BFS - 1, 0) * cell_size / max_step``.
 
     ``BFS - 1`` full cells must be crossed at ``max_step`` per step at best (spec §6).
 
@@ -31,7 +31,7 @@ def discounted_distance_bound(bfs: Any, discount: float, *, cell_size: float = 4
     >>> discounted_distance_bound(np.array([0, 1, 2]), 0.99, cell_size=1.0, max_step=1.0).round(4).tolist()
     [0.0, 0.0, 1.0]
     """
-    bfs = check_array(bfs, "bfs", low=0)
+    bfs = check_array(bfs, "bfs", ndim=1, low=0)
     discount = check_real(discount, "discount", low=0.0, high=1.0, low_open=True, high_open=True)
     cell_size, max_step = check_positive(cell_size, "cell_size"), check_positive(max_step, "max_step")
     n = np.maximum(bfs - 1, 0) * cell_size / max_step
@@ -150,6 +150,11 @@ def value_diagnostics(neg_value: Callable[[np.ndarray, np.ndarray], np.ndarray],
     if obs.shape[1] < 2:
         raise ValueError(f"observations must start with the (x, y) position, got shape {obs.shape}")
     n_pairs, n_wall = check_int(n_pairs, "n_pairs", low=2), check_int(n_wall, "n_wall", low=2)
+    discount = check_real(discount, "discount", low=0.0, high=1.0, low_open=True, high_open=True)
+    if not callable(neg_value):
+        raise TypeError(f"neg_value must be a function (s, g) -> -V(s, g), got {type(neg_value).__name__}")
+    if not isinstance(layout, MazeLayout):
+        raise TypeError(f"layout must be a MazeLayout, got {type(layout).__name__}")
     rng = check_random_state(seed)
     i, j = rng.integers(len(obs), size=n_pairs), rng.integers(len(obs), size=n_pairs)
     s, g = obs[i], obs[j]

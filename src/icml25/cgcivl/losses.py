@@ -21,9 +21,10 @@ def value_floor(discount: float) -> float:
 
 
 def expectile_weight(adv: torch.Tensor, expectile: float) -> torch.Tensor:
-    """Asymmetric weight ``|kappa - 1[adv < 0]|``: ``kappa`` where ``adv >= 0`` else ``1 - kappa`` (spec §2.3)."""
+    """Asymmetric weight ``|kappa - 1[adv < 0]|`` for ``adv`` of shape (B,): ``kappa`` if ``adv >= 0`` else ``1 - kappa``
+    (spec §2.3)."""
     expectile = check_real(expectile, "expectile", low=0.0, high=1.0, low_open=True, high_open=True)
-    check_tensor(adv, "adv")
+    check_tensor(adv, "adv", ndim=1)
     return torch.where(adv >= 0, torch.full_like(adv, expectile), torch.full_like(adv, 1.0 - expectile))
 
 

@@ -62,9 +62,9 @@ class MazeLayout:
 
     def xy_to_ij(self, xy: np.ndarray) -> np.ndarray:
         """Cell ``(i, j)`` of positions ``xy`` (shape ``(..., 2)``), as OGBench's ``xy_to_ij``."""
-        xy = check_array(xy, "xy")
+        xy = check_array(xy, "xy", ndim=(1, 2))
         if xy.shape[-1] != 2:
-            raise ValueError(f"xy must have last dimension 2 (x, y), got shape {xy.shape}")
+            raise ValueError(f"xy must have shape (2,) or (n, 2), got shape {xy.shape}")
         i = np.floor((xy[..., 1] + self.offset[1] + 0.5 * self.unit) / self.unit).astype(int)
         j = np.floor((xy[..., 0] + self.offset[0] + 0.5 * self.unit) / self.unit).astype(int)
         return np.stack([i, j], axis=-1)
@@ -98,14 +98,18 @@ class MazeLayout:
         return d
 
     def cell_distance(self, xy_a: np.ndarray, xy_b: np.ndarray) -> np.ndarray:
-        """BFS cell distance between the cells of ``xy_a`` and ``xy_b`` (shapes ``(..., 2)``, broadcast).
+        """BFS cell distance between the cells of ``xy_a`` and ``xy_b`` (same shape, ``(2,)`` or ``(n, 2)``).
 
         Positions inside walls (possible within a cell's border after a collision) are snapped to the nearest
         free cell; unreachable pairs give ``-1``.
         """
+        for name, v in (("xy_a", xy_a), ("xy_b", xy_b)):
+            v = check_array(v, name, ndim=(1, 2))
+            if v.shape[-1] != 2 or v.shape != np.shape(xy_a):
+                raise ValueError(f"{name} must have shape (2,) or (n, 2), the same for xy_a and xy_b; got {v.shape} "
+                                 f"and {np.shape(xy_a)}")
         a = self._snap(self.xy_to_ij(xy_a))
         b = self._snap(self.xy_to_ij(xy_b))
-        a, b = np.broadcast_arrays(a, b)
         W = self.maze_map.shape[1]
         return self.distance_table()[a[..., 0] * W + a[..., 1], b[..., 0] * W + b[..., 1]]
 

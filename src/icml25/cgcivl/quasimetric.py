@@ -34,7 +34,9 @@ def check_tensor(t: object, name: str, *, ndim: int | None = None, last: int | N
 
 def _check_pair(x: torch.Tensor, y: torch.Tensor, dim: int) -> None:
     check_tensor(x, "x", last=dim)
-    check_tensor(y, "y", last=dim, shape=tuple(x.shape))
+    check_tensor(y, "y", last=dim)
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have the same shape, got x {tuple(x.shape)} and y {tuple(y.shape)}")
 
 
 class MRN(nn.Module):
@@ -83,7 +85,9 @@ def interval_union_length(lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
     Shapes: ``(..., k) -> (...)``; differentiable through the sorted values.
     """
     check_tensor(lo, "lo")
-    check_tensor(hi, "hi", shape=tuple(lo.shape))
+    check_tensor(hi, "hi")
+    if lo.shape != hi.shape:
+        raise ValueError(f"lo and hi must have the same shape, got lo {tuple(lo.shape)} and hi {tuple(hi.shape)}")
     if (hi < lo).any():
         raise ValueError("hi must be >= lo elementwise (intervals [lo, hi])")
     lo_s, order = torch.sort(lo, dim=-1)
