@@ -47,7 +47,7 @@ class GCDataset:
     >>> ds = GCDataset(obs, np.zeros((10, 2)), np.r_[np.zeros(4), 1, np.zeros(4), 1], random_state=0)
     >>> b = ds.sample(8)
     >>> sorted(b)[:4], b["obs"].shape
-    (['actions', 'actor_goals', 'goal_kind', 'is_cross'], (8, 2))
+    (['actions', 'actor_goals', 'goal_idx', 'goal_kind'], (8, 2))
     """
 
     def __init__(self, observations: Any, actions: Any, terminals: Any, *, discount: float = 0.99,
