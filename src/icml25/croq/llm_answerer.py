@@ -66,6 +66,9 @@ class LLMAnswerer:
         Prompts per forward pass (prompts are sorted by length first, to waste little padding).
     top_k : int
         Top log-probabilities requested from an :class:`~icml25.llm.OpenAIServer`.
+    examples : sequence of MCQ
+        Solved demonstrations put before every question (few-shot; the paper is zero-shot, the default): in the
+        plain prompt as ``<question> Answer: <letter>`` blocks, in the chat prompt as earlier user/assistant turns.
 
     Attributes
     ----------
@@ -93,7 +96,7 @@ class LLMAnswerer:
     def __init__(self, lm: Any, chat: bool | str = "auto", instruction: str = DEFAULT_INSTRUCTION,
                  template: str = "{question}\n{options}\nAnswer:", option_format: str = "{letter}. {text}",
                  separator: str = "\n", answer_prefix: str = "Answer:", letter_variants: tuple[str, ...] = ("", " "),
-                 batch_size: int = 8, top_k: int = 20) -> None:
+                 batch_size: int = 8, top_k: int = 20, examples: Sequence[MCQ] = ()) -> None:
         if isinstance(lm, str):
             from icml25.llm import load_model
 
@@ -112,6 +115,12 @@ class LLMAnswerer:
             raise TypeError(f"letter_variants must be a non-empty tuple of strings, got {letter_variants!r}")
         if not (chat == "auto" or isinstance(chat, bool)):
             raise ValueError(f"chat must be True, False or 'auto', got {chat!r}")
+        if isinstance(examples, MCQ) or not isinstance(examples, (list, tuple)):
+            raise TypeError(f"examples must be a list of solved MCQs, got {type(examples).__name__}")
+        for i, q in enumerate(examples):
+            if not isinstance(q, MCQ) or q.answer is None:
+                raise ValueError(f"examples[{i}] must be an MCQ with a known answer, got {q!r:.60}")
+        self.examples = tuple(examples)
         self.lm = lm
         self.batch_size = int(check_int(batch_size, "batch_size", low=1))
         self.top_k = int(check_int(top_k, "top_k", low=1))
@@ -151,11 +160,17 @@ class LLMAnswerer:
     def prompt(self, mcq: MCQ) -> str:
         """The full text sent to the model for ``mcq`` (chat template applied when ``self.chat``)."""
         if not self.chat:
-            return render_prompt(mcq, self.template, self.option_format, self.separator)
-        body = render_prompt(mcq, self.template.replace("\nAnswer:", "").rstrip(), self.option_format,
-                             self.separator)
-        text = self.lm.chat_prompt([{"role": "user", "content": f"{self.instruction}\n\n{body}"}])
-        return text + self.answer_prefix
+            shots = "".join(render_prompt(q, self.template, self.option_format, self.separator)
+                            + f" {LETTERS[q.answer]}\n\n" for q in self.examples)  # type: ignore[index]
+            return shots + render_prompt(mcq, self.template, self.option_format, self.separator)
+        plain = self.template.replace("\nAnswer:", "").rstrip()
+        messages: list[dict[str, str]] = []
+        for i, q in enumerate((*self.examples, mcq)):
+            body = render_prompt(q, plain, self.option_format, self.separator)
+            messages.append({"role": "user", "content": f"{self.instruction}\n\n{body}" if i == 0 else body})
+            if q is not mcq:
+                messages.append({"role": "assistant", "content": f"{self.answer_prefix} {LETTERS[q.answer]}"})
+        return self.lm.chat_prompt(messages) + self.answer_prefix
 
     def prompts(self, mcqs: Sequence[MCQ]) -> list[str]:
         """:meth:`prompt` of each question."""
