@@ -60,6 +60,25 @@ def test_server_backend_uses_top_logprobs_with_floor() -> None:
     assert out.letter_logits[1, 1] == out.letter_logits[1, 3] < -3.0  # floor below the smallest listed
 
 
+def test_openai_server_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real OpenAIServer client (HTTP faked): top-k letter log-probs through the shared interface."""
+    pytest.importorskip("httpx")
+    from icml25.llm import OpenAIServer
+
+    server = OpenAIServer("http://localhost:9/v1", "m")
+    sent = {}
+
+    def fake_top(prompts, k=20):
+        sent["prompts"], sent["k"] = prompts, k
+        return [{" B": -0.2, " A": -2.0} for _ in prompts]
+
+    monkeypatch.setattr(server, "top_logprobs", fake_top)
+    ans = LLMAnswerer(server, top_k=7)
+    out = ans.answer(_qs())
+    assert ans.backend == "server" and not ans.chat and sent["k"] == 7
+    assert sent["prompts"][0].endswith("C. 5\nAnswer:") and out.answers.tolist() == [1, 1]
+
+
 def test_few_shot_prompt_and_revised_prompt_order() -> None:
     demo = MCQ("1 + 1?", ("2", "3"), 0)
     ans = LLMAnswerer(ByteLM(), examples=[demo])

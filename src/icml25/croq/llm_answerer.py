@@ -134,7 +134,7 @@ class LLMAnswerer:
         self.chat = has_template if chat == "auto" else bool(chat)
         if hasattr(lm, "model") and hasattr(lm, "pad_id") and callable(tok):
             self.backend = "hf"
-        elif hasattr(lm, "top_logprobs") and not hasattr(lm, "model"):
+        elif hasattr(lm, "top_logprobs"):
             self.backend = "server"
         else:
             self.backend = "generic"
