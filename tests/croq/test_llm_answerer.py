@@ -125,7 +125,7 @@ def test_llm_answerer_bad_input() -> None:
 
 def test_mcq_rejects_duplicates_bad_answer_and_too_many_options() -> None:
     with pytest.raises(ValueError, match="distinct"):
-        MCQ("q", ("Paris", "Rome", " paris"), 0)
+        MCQ("q", ("Paris", "Rome", " Paris"), 0)
     with pytest.raises(ValueError, match="outside the option range"):
         MCQ("q", ("a", "b", "c"), 3)
     with pytest.raises(ValueError, match="between 2 and 15"):

@@ -58,9 +58,9 @@ class MCQ:
                              f"{len(opts)}")
         seen: dict[str, int] = {}
         for i, o in enumerate(opts):
-            key = o.strip().lower()
+            key = o.strip()
             if key in seen:
-                raise ValueError(f"options must be distinct (case-insensitively): options[{seen[key]}] and "
+                raise ValueError(f"options must be distinct (ignoring surrounding spaces): options[{seen[key]}] and "
                                  f"options[{i}] are both {o!r:.60}")
             seen[key] = i
         if self.answer is not None:
