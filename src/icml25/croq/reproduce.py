@@ -22,15 +22,15 @@ class Config:
     q1_n_cal: int = 1000  # calibration questions per Q1 split
     q1_n_test: int = 1000  # test questions per Q1 split
     q2_splits: int = 10  # random 50/25/25 splits of the LLaMA-13B MMLU scores (Q2/F6)
-    q2_alphas: tuple = (0.1,)  # miscoverage levels of the real-score experiment
+    q2_alphas: tuple[float, ...] = (0.1,)  # miscoverage levels of the real-score experiment
     q2_epochs: int = 200  # full-batch Adam epochs of the real-score CP-OPT MLP
-    models: tuple = ("smollm2-135m-instruct",)  # pretrained LLMs (icml25.llm registry names) run by CROQ
-    datasets: tuple = ("mmlu",)  # data sets of the CROQ runs (mmlu, truthfulqa, toolalpaca, countries)
+    models: tuple[str, ...] = ("smollm2-135m-instruct",)  # pretrained LLMs (icml25.llm registry names) run by CROQ
+    datasets: tuple[str, ...] = ("mmlu",)  # data sets of the CROQ runs (mmlu, truthfulqa, toolalpaca, countries)
     n_options: int = 4  # options per question (the paper's main MMLU setting is 10)
     n_train: int = 0  # questions per setting to train CP-OPT on (0: logit score only, quick mode)
     n_cal: int = 30  # calibration questions per setting
     n_test: int = 30  # test questions per setting
-    alphas: tuple = (0.1, 0.2)  # miscoverage levels of the CROQ sweep
+    alphas: tuple[float, ...] = (0.1, 0.2)  # miscoverage levels of the CROQ sweep
     claim_alpha: float = 0.1  # level of the per-setting claims (the paper's main tables: 0.05)
     premise_keep: int = 0  # options kept (truth + random distractors) for the premise check; 0 = skip
     resplits: int = 200  # random cal/test re-splits of the first-pass scores for the coverage claims
