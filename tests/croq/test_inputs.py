@@ -72,9 +72,10 @@ def test_numpy_parts_import_without_torch_and_sklearn() -> None:
     assert res.stdout.split() == ["0.3", "MissingExtraError", "True"]
 
 
-@pytest.mark.parametrize(("field", "value"), [("q1_n_cal", 5), ("q2_splits", 0), ("alphas", (0.1, 0.2)),
-                                              ("q2_alphas", (0.05,)), ("reader_lr", float("nan")),
-                                              ("reader_target_acc", 1.5), ("n_train", 2.5), ("alphas", ())])
+@pytest.mark.parametrize(("field", "value"), [("q1_n_cal", 5), ("q2_splits", 0), ("alphas", (0.3, 0.2)),
+                                              ("q2_alphas", (0.05,)), ("claim_alpha", float("nan")),
+                                              ("models", ("gpt-5",)), ("datasets", ("imagenet",)),
+                                              ("premise_keep", 4), ("n_train", 2.5), ("alphas", ())])
 def test_config_rejects_bad_fields(field: str, value) -> None:
     from icml25.croq.reproduce import Config
 

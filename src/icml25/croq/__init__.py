@@ -2,8 +2,9 @@
 
 Split conformal prediction sets over the options of a multiple-choice question (:class:`SplitConformal`), a
 learned set-size-minimising score (:class:`CPOptScorer`, :func:`cp_opt_loss`), MCQ builders and question revision
-(:class:`MCQ`, :func:`build_mcq`, :func:`revise`), answerers on the shared LLM interface (:class:`LMAnswerer`,
-:class:`OpenAICompatibleAnswerer`, the from-scratch :class:`TinyMCQReader`) and the two-pass method :class:`CROQ`.
+(:class:`MCQ`, :func:`build_mcq`, :func:`revise`), answerers on the shared LLM interface (:class:`LLMAnswerer` for
+real pretrained models and servers, :class:`LMAnswerer`, :class:`OpenAICompatibleAnswerer`, the from-scratch
+:class:`TinyMCQReader`) and the two-pass method :class:`CROQ`.
 """
 
 import importlib
@@ -21,8 +22,9 @@ from .answerers import (
 )
 from .conformal import SplitConformal, conformal_threshold, min_calibration_size, option_mask
 from .croq import CROQ, CROQResult, answer_features, revise_and_answer
-from .datasets import build_mcq, load_mmlu_redux, load_toolalpaca, load_truthfulqa
+from .datasets import build_mcq, load_countries, load_mmlu_redux, load_toolalpaca, load_truthfulqa
 from .knowledge_task import KnowledgeTask
+from .llm_answerer import DEFAULT_INSTRUCTION, LLMAnswerer
 from .mcq import DEFAULT_TEMPLATE, LETTERS, MCQ, answer_indices, render_prompt, revise
 from .stats import paired_bootstrap_ci, paired_t_test
 
@@ -54,6 +56,7 @@ __all__ = [
     "AnswerOutput", "Answerer", "LMAnswerer", "TopLogprobsAnswerer", "OpenAICompatibleAnswerer",
     "letter_logits_from_top_logprobs",
     "CROQ", "CROQResult", "answer_features", "revise_and_answer",
-    "build_mcq", "load_mmlu_redux", "load_truthfulqa", "load_toolalpaca", "KnowledgeTask",
+    "LLMAnswerer", "DEFAULT_INSTRUCTION",
+    "build_mcq", "load_countries", "load_mmlu_redux", "load_truthfulqa", "load_toolalpaca", "KnowledgeTask",
     "CPOptScorer", "ScoreMLP", "cp_opt_loss", "TinyMCQReader",
 ]

@@ -1,5 +1,6 @@
-"""Experiments of the reproduction (spec §6): split-CP validity, CP-OPT on real LLaMA-13B scores, CROQ with the
-from-scratch MCQ reader. Kept apart from the algorithm modules; ``reproduce.py`` turns the numbers into claims."""
+"""Experiments of the reproduction (spec §6): split-CP validity, CP-OPT on real LLaMA-13B scores, CROQ mechanics
+checked against an independent re-implementation. Kept apart from the algorithm modules; ``reproduce.py`` turns the
+numbers into claims (the real-model sweeps are in ``_real_models.py``)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,9 @@ from icml25.core.data import resolve_data
 from .answerers import AnswerOutput
 from .conformal import SplitConformal
 from .cp_opt import CPOptScorer
-from .croq import CROQ, CROQResult, answer_features, revise_and_answer
+from .croq import revise_and_answer
 from .datasets import SHIPPED_MMLU_SUBJECTS
-from .knowledge_task import TASK_OPTION_FORMAT, TASK_SEPARATOR, TASK_TEMPLATE
-from .mcq import LETTERS, MCQ, answer_indices, render_prompt
+from .mcq import LETTERS, MCQ
 
 _PROBS_URL = "https://github.com/bhaweshiitk/ConformalLLM"
 
@@ -113,8 +113,13 @@ class RecordingAnswerer:
 
 
 def croq_mechanics(reader: Any, test: list[MCQ], first: AnswerOutput, scores: np.ndarray,
-                   sets: np.ndarray) -> dict[str, Any]:
-    """Check CROQ's second pass against an independent re-implementation on the given sets (spec §6 Q3)."""
+                   sets: np.ndarray, n_single: int = 8, single_reader: Any = None) -> dict[str, Any]:
+    """Check CROQ's second pass against an independent re-implementation on the given sets (spec §6 Q3).
+
+    ``reader`` needs ``answer`` and ``prompt`` (an :class:`~icml25.croq.LLMAnswerer`, default option format
+    ``"{letter}. {text}"``); batched vs one-by-one answers are compared on the first ``n_single`` revised questions
+    (one-by-one with ``single_reader`` when given, e.g. the uncached answerer behind a cache).
+    """
     rec = RecordingAnswerer(reader)
     final, revised = revise_and_answer(rec, test, sets, first.answers, scores, "set")
     sizes = sets.sum(axis=1)
@@ -125,19 +130,19 @@ def croq_mechanics(reader: Any, test: list[MCQ], first: AnswerOutput, scores: np
     prompts_ok = len(asked) == len(rows)
     for q_rev, i in zip(asked, rows):
         kept = [test[i].options[j] for j in range(k[i]) if sets[i, j]]
-        expected = "?" + test[i].question + "".join(LETTERS[j] + t for j, t in enumerate(kept)) + "="
-        got = render_prompt(q_rev, TASK_TEMPLATE, TASK_OPTION_FORMAT, TASK_SEPARATOR)
-        prompts_ok &= list(q_rev.options) == kept and got == expected
+        expected = "\n".join(f"{LETTERS[j]}. {t}" for j, t in enumerate(kept))  # original order, letters A, B, ...
+        got = reader.prompt(q_rev)
+        prompts_ok &= list(q_rev.options) == kept and expected in got
     mapping_ok, batch_ok = True, True
     if len(asked):
         batched = reader.answer(asked)
-        single = [reader.answer([q]) for q in asked]
         for r, (q_rev, i) in enumerate(zip(asked, rows)):
-            a = int(np.argmax(single[r].letter_logits[0]))
-            batch_ok &= a == int(batched.answers[r])
-            batch_ok &= bool(np.allclose(single[r].letter_logits[0, :q_rev.n_options],
+            mapping_ok &= test[i].options[final[i]] == q_rev.options[int(batched.answers[r])]
+        for r, q_rev in enumerate(asked[:n_single]):
+            single = (single_reader or reader).answer([q_rev])
+            batch_ok &= int(np.argmax(single.letter_logits[0])) == int(batched.answers[r])
+            batch_ok &= bool(np.allclose(single.letter_logits[0, :q_rev.n_options],
                                          batched.letter_logits[r, :q_rev.n_options], atol=1e-4))
-            mapping_ok &= test[i].options[final[i]] == q_rev.options[a]
     rules_ok = bool(np.array_equal(revised, expect_revised))
     full, single_, empty = sizes == k, sizes == 1, sizes == 0
     rules_ok &= bool(np.all(final[full] == first.answers[full]))
@@ -146,53 +151,3 @@ def croq_mechanics(reader: Any, test: list[MCQ], first: AnswerOutput, scores: np
     return {"prompts_ok": bool(prompts_ok), "mapping_ok": bool(mapping_ok), "rules_ok": rules_ok,
             "batch_ok": bool(batch_ok), "n_revised": int(expect_revised.sum()), "n_full": int(full.sum()),
             "n_single": int(single_.sum()), "n_empty": int(empty.sum()), "n": len(test)}
-
-
-# ---------------------------------------------------------------- F1-F5: CROQ with the trained reader
-def premise_accuracy(reader: Any, task: Any, ks: tuple[int, ...], n: int, seed: int) -> dict[int, float]:
-    """Reader accuracy on fresh ``k``-option questions for each ``k`` (the paper's premise, Fig. 1)."""
-    rng = np.random.default_rng([seed, 77])
-    return {int(k): reader.accuracy(task.sample(n, int(k), rng)) for k in ks}
-
-
-class StandardInference(CROQ):
-    """The reproduction's stub of CROQ: the same sets, but the final answer is the first-pass answer (no revision)."""
-
-    def predict(self, test: Any, test_pass: AnswerOutput | None = None) -> CROQResult:
-        s, out = self.scores(list(test), test_pass)
-        k = np.array([q.n_options for q in test])
-        sets = self.conformal_.predict_sets(s, k)
-        first = out.answers
-        return CROQResult(first, sets, sets.sum(axis=1), first.copy(), np.zeros(len(first), dtype=bool))
-
-
-def croq_sweep(reader: Any, train: list[MCQ], cal: list[MCQ], test: list[MCQ], alphas: tuple[float, ...],
-               cpopt_kwargs: dict[str, Any], seed: int, stub: bool = False) -> dict[str, Any]:
-    """CROQ with logit and CP-OPT scores at each alpha on test, plus the same sweep on the calibration split.
-
-    ``stub=True``: standard inference in CROQ's place and the logit score in CP-OPT's place.
-    """
-    passes = {name: reader.answer(qs) for name, qs in (("train", train), ("cal", cal), ("test", test))}
-    out: dict[str, Any] = {"passes": passes, "rows": [], "cal_rows": []}
-    for name in ("logits", "cpopt"):
-        for a in alphas:
-            scorer: Any = ("logits" if name == "logits" or stub
-                           else CPOptScorer(alpha=a, random_state=seed, **cpopt_kwargs))
-            croq = (StandardInference if stub else CROQ)(reader, scorer, alpha=a).fit(train, cal, passes["train"],
-                                                                                       passes["cal"])
-            row = croq.evaluate(test, passes["test"], seed=seed)
-            cal_row = croq.evaluate(cal, passes["cal"], seed=seed, n_boot=10)
-            out["rows"].append({"score": name, **row})
-            out["cal_rows"].append({"score": name, **cal_row})
-            if name == "cpopt":
-                s_opt = (passes["test"].probabilities() if stub else
-                         scorer.option_scores(answer_features(passes["test"]),
-                                              np.array([q.n_options for q in test])))
-                sets = croq.conformal_.predict_sets(s_opt)
-                out.setdefault("cpopt_sets", {})[a] = (s_opt, sets)
-                if abs(a - 0.1) < 1e-9:
-                    out["cpopt_sizes"] = sets.sum(axis=1)
-            if name == "logits" and abs(a - 0.1) < 1e-9:
-                out["logit_sizes"] = croq.conformal_.predict_sets(passes["test"].probabilities()).sum(axis=1)
-    out["acc_standard"] = float((passes["test"].answers == answer_indices(test)).mean())
-    return out

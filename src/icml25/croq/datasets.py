@@ -5,7 +5,9 @@ Distractor rules:
 - TruthfulQA: correct = Best Answer; distractors = its Incorrect Answers, then incorrect answers of other questions
   of the same Category;
 - ToolAlpaca: question = instruction; correct = first golden Action; distractors = other functions of the same API,
-  then functions of other APIs; options rendered ``"name: one-line description"``.
+  then functions of other APIs; options rendered ``"name: one-line description"``;
+- countries (a factual MCQ small models know, not in the paper): "What is the capital of <country>?"; correct =
+  its capital; distractors = capitals of other countries of the same continent first, then of other continents.
 Extra distractors never repeat (case-insensitively) an option already present, so the answer text is never
 duplicated. Options are shuffled and the answer index stored.
 """
@@ -25,10 +27,10 @@ from icml25.core.data import resolve_data
 
 from .mcq import LETTERS, MCQ
 
-__all__ = ["build_mcq", "load_mmlu_redux", "load_truthfulqa", "load_toolalpaca", "SHIPPED_MMLU_SUBJECTS",
-           "DATASETS"]
+__all__ = ["build_mcq", "load_mmlu_redux", "load_truthfulqa", "load_toolalpaca", "load_countries",
+           "SHIPPED_MMLU_SUBJECTS", "DATASETS"]
 
-DATASETS = ("mmlu", "truthfulqa", "toolalpaca")
+DATASETS = ("mmlu", "truthfulqa", "toolalpaca", "countries")
 _URL = "https://raw.githubusercontent.com/"
 #: MMLU-Redux subjects shipped with the package (the 16 subjects of the LLaMA-13B probability files)
 SHIPPED_MMLU_SUBJECTS = (
@@ -118,6 +120,17 @@ def load_toolalpaca(path: str | Path | None = None) -> list[dict]:
     return apis
 
 
+def load_countries(path: str | Path | None = None) -> list[dict]:
+    """Read the country table: ``{"country", "capital", "continent", ...}`` per country (168 countries)."""
+    p = resolve_data("croq", "countries/countries.jsonl", path=path,
+                     url=_URL + "edixiong/task-superposition/main/util/")
+    rows = [json.loads(line) for line in _read_text(p).splitlines() if line.strip()]
+    for i, r in enumerate(rows):
+        if not all(isinstance(r.get(k), str) and r[k].strip() for k in ("country", "capital", "continent")):
+            raise ValueError(f"country table row {i} lacks a country, capital or continent: {r!r:.80}")
+    return rows
+
+
 def _add_unique(options: list[str], pool: list[str], n_options: int, rng: np.random.Generator) -> list[str]:
     seen = {o.strip().lower() for o in options}
     for j in rng.permutation(len(pool)):
@@ -146,7 +159,7 @@ def build_mcq(dataset: str, n_options: int = 4, seed: int = 0, path: str | Path 
 
     Parameters
     ----------
-    dataset : {"mmlu", "truthfulqa", "toolalpaca"}
+    dataset : {"mmlu", "truthfulqa", "toolalpaca", "countries"}
     n_options : int
         Options per question, 2..15 (the paper uses 4, 10 and 15).
     seed : int
@@ -190,6 +203,17 @@ def build_mcq(dataset: str, n_options: int = 4, seed: int = 0, path: str | Path 
             opts = _add_unique([r["best"]], r["incorrect"], n_options, rng)
             opts = _add_unique(opts, by_cat[r["category"]], n_options, rng)
             q = _finish(r["question"], r["best"], opts, n_options, rng, {"category": r["category"]})
+            if q is not None:
+                out.append(q)
+    elif dataset == "countries":
+        rows = load_countries(path)
+        for r in rows:
+            same = [o["capital"] for o in rows if o["continent"] == r["continent"] and o is not r]
+            other = [o["capital"] for o in rows if o["continent"] != r["continent"]]
+            opts = _add_unique([r["capital"]], same, n_options, rng)
+            opts = _add_unique(opts, other, n_options, rng)
+            q = _finish(f"What is the capital of {r['country']}?", r["capital"], opts, n_options, rng,
+                        {"continent": r["continent"], "country": r["country"]})
             if q is not None:
                 out.append(q)
     else:

@@ -54,7 +54,15 @@ class MCQ:
         if not all(isinstance(o, str) for o in opts):
             raise TypeError("options must all be strings")
         if not 2 <= len(opts) <= len(LETTERS):
-            raise ValueError(f"an MCQ needs between 2 and {len(LETTERS)} options, got {len(opts)}")
+            raise ValueError(f"an MCQ needs between 2 and {len(LETTERS)} options (letters A-{LETTERS[-1]}), got "
+                             f"{len(opts)}")
+        seen: dict[str, int] = {}
+        for i, o in enumerate(opts):
+            key = o.strip()
+            if key in seen:
+                raise ValueError(f"options must be distinct (ignoring surrounding spaces): options[{seen[key]}] and "
+                                 f"options[{i}] are both {o!r:.60}")
+            seen[key] = i
         if self.answer is not None:
             if not isinstance(self.answer, (int, np.integer)) or isinstance(self.answer, bool):
                 raise TypeError(f"answer must be an int option index or None, got {type(self.answer).__name__}")
