@@ -23,6 +23,10 @@ def group_shift(h: torch.Tensor, groups: int) -> torch.Tensor:
     >>> group_shift(torch.tensor([[3.0, -1.0, 0.5, 0.5]]), groups=2).tolist()  # mu1 = 2 -> /2; 0.5 -> /1
     [[1.5, -0.5, 0.5, 0.5]]
     """
+    check_int(groups, "groups", low=1)
+    if not isinstance(h, torch.Tensor) or h.dim() < 1 or h.shape[-1] % groups:
+        raise ValueError(f"h must be a tensor whose last axis is divisible by groups={groups}, got "
+                         f"{tuple(getattr(h, 'shape', ())) or type(h).__name__}")
     shape = h.shape
     hg = h.reshape(*shape[:-1], groups, shape[-1] // groups)
     mu1 = hg.detach().abs().mean(-1, keepdim=True)

@@ -152,7 +152,13 @@ def glue_metric(task: str, predictions: Any, labels: Any) -> float:
     0.6666666666666666
     """
     check_option(task, "task", tuple(GLUE_TASKS))
-    p, y = np.asarray(predictions), np.asarray(labels)
+    try:
+        p, y = np.asarray(predictions, dtype=float), np.asarray(labels, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError("predictions and labels must be numeric arrays, got "
+                        f"{type(predictions).__name__} and {type(labels).__name__}") from None
+    if not (np.all(np.isfinite(p)) and np.all(np.isfinite(y))):
+        raise ValueError("predictions and labels must be finite")
     if p.shape != y.shape or p.ndim != 1 or len(p) == 0:
         raise ValueError(f"predictions and labels must be equal-length 1-D arrays, got shapes {p.shape}, {y.shape}")
     metric = GLUE_TASKS[task]["metric"]

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from icml25.core.progress import progress
-from icml25.core.validation import check_int, check_positive, check_real
+from icml25.core.validation import check_int, check_option, check_positive, check_real
 
 from .data import glue_metric
 
@@ -43,7 +43,9 @@ def load_teacher(spec: str = "pretrained:all-minilm-l6-v2", num_labels: int = 2,
     from transformers.utils import logging as hf_logging
 
     check_int(num_labels, "num_labels", low=1)
-    if not isinstance(spec, str):
+    if num_layers is not None:
+        check_int(num_layers, "num_layers", low=1)
+    if not isinstance(spec, str) or not spec:
         raise TypeError(f"spec must be 'pretrained:<name>' or a folder path, got {type(spec).__name__}")
     if spec.startswith("pretrained:"):
         from icml25.llm.pretrained import get_pretrained, pretrained_path
@@ -126,6 +128,7 @@ def fine_tune(model: Any, train: list[dict[str, Any]], epochs: int = 1, lr: floa
     """
     check_int(epochs, "epochs", low=1)
     check_positive(lr, "lr")
+    check_real(weight_decay, "weight_decay", low=0.0)
     torch.manual_seed(seed)
     total = epochs * len(train)
     opt, sched = _optimizer(model, lr, lr, weight_decay, total, train_word_embeddings)
@@ -147,6 +150,9 @@ def fine_tune(model: Any, train: list[dict[str, Any]], epochs: int = 1, lr: floa
 @torch.no_grad()
 def evaluate(model: Any, data: list[dict[str, Any]], task: str = "sst2") -> dict[str, Any]:
     """Dev metric, predictions and logits (in the original example order) of ``model`` on ``data`` batches."""
+    check_option(task, "task", ("sst2", "mrpc", "rte", "cola", "stsb"))
+    if not isinstance(data, list) or not data:
+        raise ValueError(f"data must be a non-empty list of batches from batches(), got {type(data).__name__}")
     model.eval()
     logits, index, labels = [], [], []
     for b in data:
@@ -167,6 +173,7 @@ def kd_loss(student: Any, teacher: Any, mask: torch.Tensor, temperature: float =
     (MSE on the logit for regression), the MSE over real tokens only. ``student`` / ``teacher`` are the model
     outputs (``.logits``, ``.hidden_states``).
     """
+    check_positive(temperature, "temperature")
     loss = torch.zeros(())
     if logits:
         zs, zt = student.logits, teacher.logits
@@ -225,7 +232,7 @@ class DistillTrainer:
     losses: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        check_real(self.temperature, "temperature", low=1e-6)
+        check_positive(self.temperature, "temperature")
         check_positive(self.lr, "lr")
         check_positive(self.step_lr, "step_lr")
         check_real(self.weight_decay, "weight_decay", low=0.0)

@@ -76,7 +76,10 @@ def energy_report(stats: Mapping[str, Mapping[str, float]], lengths: Sequence[in
     """
     if not isinstance(stats, Mapping) or not stats:
         raise TypeError(f"stats must be a non-empty mapping of populations to spike counts, got {type(stats).__name__}")
-    lens = np.asarray(lengths, dtype=float)
+    try:
+        lens = np.asarray(lengths, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"lengths must be a list of token counts, got {lengths!r}") from None
     if lens.ndim != 1 or len(lens) == 0 or not np.all(np.isfinite(lens)) or np.any(lens < 1):
         raise ValueError(f"lengths must be a non-empty list of token counts >= 1, got {lengths!r}")
     for name, v in (("e_mac", e_mac), ("e_ac", e_ac)):
@@ -85,7 +88,8 @@ def energy_report(stats: Mapping[str, Mapping[str, float]], lengths: Sequence[in
     check_positive(ptsoftmax_ops, "ptsoftmax_ops", allow_zero=True)
     check_positive(bspn_ops, "bspn_ops", allow_zero=True)
     check_int(T, "T", low=1)
-    check_int(heads, "heads", low=1)
+    for name, v in (("heads", heads), ("hidden", hidden), ("ffn", ffn), ("layers", layers), ("num_labels", num_labels)):
+        check_int(v, name, low=1)
     n = len(lens)
     rows, sops, spikes, neurons = [], 0.0, 0.0, 0.0
     for name, s in stats.items():

@@ -8,6 +8,7 @@ pass the gradient straight through (identity) in the backward pass, as the spec 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -98,6 +99,11 @@ class BinaryEmbedding(nn.Embedding):
     >>> emb(torch.tensor([[1, 2]])).shape
     torch.Size([1, 2, 4])
     """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, **kwargs: Any) -> None:
+        check_int(num_embeddings, "num_embeddings", low=1)
+        check_int(embedding_dim, "embedding_dim", low=1)
+        super().__init__(num_embeddings, embedding_dim, **kwargs)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         e = self.weight[ids]
