@@ -53,6 +53,14 @@ def tiny_w1a4(seed: int = 0, steps: int = 3, **options):
     return m.eval()
 
 
+@pytest.fixture
+def tiny():
+    """Factories of tiny models and batches: ``tiny.hf(seed)``, ``tiny.batch(seed)``, ``tiny.w1a4(seed)``."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(hf=tiny_hf, batch=tiny_batch, w1a4=tiny_w1a4)
+
+
 @pytest.fixture(scope="session")
 def minilm():
     """The real pretrained all-MiniLM-L6-v2 (first 2 layers) with a classification head, loaded once."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from icml25.core.validation import check_int, check_probability, check_positive
+from icml25.core.validation import check_int, check_positive, check_probability
 
 from .quantizers import pow2_round, ste
 

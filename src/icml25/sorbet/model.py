@@ -15,7 +15,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from icml25.core.validation import check_int, check_option
@@ -39,7 +38,9 @@ class SorbetOptions:
     norm : {"layernorm", "bspn"}
         Both residual norms of every layer (the embedding LayerNorm is kept, as in the released code).
     activation : {"gelu", "relu"}
-        FFN activation; the pooler uses ``tanh`` with GELU models and ReLU with ReLU models.
+        FFN activation.
+    pooler_activation : {"tanh", "relu"}
+        Pooler activation (BERT: tanh; Sorbet: ReLU).
     weight_bits : {32, 1}
         1 = binary weights for every Linear of the encoder and pooler and for the word embeddings.
     act_bits : {32, 4}
@@ -61,6 +62,7 @@ class SorbetOptions:
     attention: str = "softmax"
     norm: str = "layernorm"
     activation: str = "gelu"
+    pooler_activation: str = "tanh"
     weight_bits: int = 32
     act_bits: int = 32
     ste: bool = True
@@ -73,6 +75,7 @@ class SorbetOptions:
         check_option(self.attention, "attention", ("softmax", "ptsoftmax"))
         check_option(self.norm, "norm", ("layernorm", "bspn"))
         check_option(self.activation, "activation", ("gelu", "relu"))
+        check_option(self.pooler_activation, "pooler_activation", ("tanh", "relu"))
         check_option(self.weight_bits, "weight_bits", (32, 1))
         check_option(self.act_bits, "act_bits", (32, 4))
         check_option(self.pooling, "pooling", ("cls", "mean"))
@@ -82,8 +85,9 @@ class SorbetOptions:
 #: the stages of the multi-step pipeline (spec §2): teacher re-implementation, FP with the replacements, W1A4
 STAGES: dict[str, SorbetOptions] = {
     "fp": SorbetOptions(),
-    "ptsoftmax_bspn": SorbetOptions(attention="ptsoftmax", norm="bspn", activation="relu"),
-    "w1a4": SorbetOptions(attention="ptsoftmax", norm="bspn", activation="relu", weight_bits=1, act_bits=4),
+    "ptsoftmax_bspn": SorbetOptions(attention="ptsoftmax", norm="bspn", activation="relu", pooler_activation="relu"),
+    "w1a4": SorbetOptions(attention="ptsoftmax", norm="bspn", activation="relu", pooler_activation="relu",
+                          weight_bits=1, act_bits=4),
 }
 
 
@@ -195,8 +199,8 @@ class SorbetBertForSequenceClassification(nn.Module):
         self.layers = nn.ModuleList(SorbetLayer(options, dims) for _ in range(dims.layers))
         self.pooler_quant = _quant(options, True, C)
         self.pooler = _linear(options, C, C)
-        self.pooler_act: nn.Module = nn.ReLU() if options.activation == "relu" else nn.Tanh()
-        self.cls_quant = _quant(options, options.activation != "relu", C)
+        self.pooler_act: nn.Module = nn.ReLU() if options.pooler_activation == "relu" else nn.Tanh()
+        self.cls_quant = _quant(options, options.pooler_activation != "relu", C)
         self.classifier = nn.Linear(C, dims.num_labels)
 
     def _check(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> tuple[torch.Tensor, ...]:

@@ -201,7 +201,7 @@ def _experiments(seed: int, cfg: Config, method: bool) -> Report:
     extra: dict[str, float] = {}
     if cfg.baselines:
         t0 = time.perf_counter()
-        bit = convert(teacher, "w1a4", attention="softmax", norm="layernorm", activation="gelu",
+        bit = convert(teacher, "w1a4", attention="softmax", norm="layernorm", activation="gelu", pooler_activation="tanh",
                       pooling=cfg.pooling, pow2_step=False)
         _kd(teacher, bit, d, cfg, cfg.kd2_lr, cfg.kd2_epochs, seed, "baseline: BiT-like W1A4 (softmax, LayerNorm)")
         extra["bit"] = evaluate(bit, d["dev"], cfg.task)["metric"]
