@@ -20,8 +20,8 @@ def group_shift(h: torch.Tensor, groups: int) -> torch.Tensor:
 
     Examples
     --------
-    >>> group_shift(torch.tensor([[3.0, -1.0, 0.5, 0.5]]), groups=2).tolist()  # mu1 = 2 -> /2; 0.5 -> /1
-    [[1.5, -0.5, 0.5, 0.5]]
+    >>> group_shift(torch.tensor([[3.0, -0.5, 0.5, 0.5]]), groups=2).tolist()  # mu1 = 1.75 -> /2; 0.5 -> /1
+    [[1.5, -0.25, 0.5, 0.5]]
     """
     check_int(groups, "groups", low=1)
     if not isinstance(h, torch.Tensor) or h.dim() < 1 or h.shape[-1] % groups:

@@ -225,11 +225,17 @@ def _experiments(seed: int, cfg: Config, method: bool) -> Report:
     rep.add_claim("Q1", "fine-tuned teacher dev accuracy >= 0.58 (spec quick floor)", None, acc_t, ">=", 0.58,
                   kind="check", note=f"majority class {MAJORITY_SST2_DEV:.3f}; the paper's BERT-base teacher: "
                                      f"{BERT_BASE_SST2} (BiT Table 1, recalled in the spec)")
-    # fails if: the distillation chain does not transfer (the stub: W1A4 binarised without distillation), the
-    # STEs are missing (Q/K and everything before a BSPN frozen) or the quantisers are mis-initialised
-    rep.add_claim("Q2", "Sorbet W1A4 dev accuracy >= 0.55 (spec quick floor)", None, accs_w[0], ">=", 0.55,
-                  kind="paper", note="the paper: 'competitive performance' of the W1A4, T=16 model (per-task numbers "
-                                     "not readable); majority class 0.509")
+    # fails if: the distillation chain does not transfer (the stub: the teacher binarised to W1A4 without
+    # distillation loses ~0.13), the STEs are missing (Q/K and everything before a BSPN frozen) or the quantisers
+    # are mis-initialised
+    rep.add_claim("Q2", "Sorbet W1A4 dev accuracy - teacher's >= -0.06 (spec §6 C1 gap)", None, accs_w[0] - acc_t,
+                  ">=", -0.06, kind="paper", note=f"W1A4 {accs_w[0]:.4f}, teacher {acc_t:.4f}; the paper: "
+                                                  "'competitive performance' of the W1A4, T=16 model (per-task "
+                                                  "numbers not readable)")
+    # fails if: the W1A4 model does not learn at all (majority class 0.509); the pretrained teacher makes even the
+    # undistilled W1A4 model pass this floor, so it is a sanity check, not the paper claim
+    rep.add_claim("Q2b", "Sorbet W1A4 dev accuracy >= 0.55 (spec quick floor)", None, accs_w[0], ">=", 0.55,
+                  kind="check", note="majority class 0.509")
     # fails if: the IF neuron does not emit exactly q spikes, the +8 offset of signed codes or the unsigned
     # offset is mishandled, or the spiking path uses a different quantiser state than the ANN
     rep.add_claim("Q3", f"spiking inference (T=16) gives the W1A4 ANN's prediction on all {len(snn['predictions'])} "
