@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from icml25.core import Report, Scale, reproduction
+from icml25.core.executors import thread_limits
 from icml25.core.progress import progress
 from icml25.core.registry import reproduction_stub
 from icml25.core.validation import check_int, check_option, check_positive, check_real
@@ -197,15 +198,9 @@ def _mechanism_checks(cfg: Config, data: dict[str, np.ndarray], layout: Any, see
 
 # ---------------------------------------------------------------------------------------------------------------
 def _run_all(scale: Scale, seed: int, out: Path, cfg: Config, stub: bool) -> Report:
-    import torch
-
     check_int(seed, "seed", low=0)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with thread_limits(1):
         return _experiments(scale, seed, cfg, stub)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _experiments(scale: Scale, seed: int, cfg: Config, stub: bool) -> Report:

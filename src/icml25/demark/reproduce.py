@@ -15,6 +15,7 @@ import numpy as np
 
 from icml25.core import Report, Scale, reproduction
 from icml25.core.data import shipped_path
+from icml25.core.executors import thread_limits
 from icml25.core.progress import progress
 from icml25.core.registry import reproduction_stub
 from icml25.core.validation import check_int, check_positive, check_real
@@ -377,15 +378,9 @@ def _gemma_ppl(tok: Any, prompts: list[list[int]], conts: dict[str, list[list[in
 
 # ------------------------------------------------------------------------------------------------ report
 def _run(scale: Scale, seed: int, out: Path, cfg: Config, method: bool) -> Report:
-    import torch
-
     check_int(seed, "seed", low=0)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with thread_limits(1):
         return _experiments(seed, cfg, method)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _experiments(seed: int, cfg: Config, method: bool) -> Report:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from icml25.core import Report, Scale, reproduction
+from icml25.core.executors import thread_limits
 from icml25.core.progress import progress
 from icml25.core.registry import reproduction_stub
 from icml25.core.validation import check_int, check_option, check_positive, check_real
@@ -120,15 +121,9 @@ def _dlinear(cfg: Config, d: dict[str, Any], seed: int) -> dict[str, Any]:
 
 
 def _run_all(scale: Scale, seed: int, out: Path, cfg: Config, train_spikf: bool) -> Report:
-    import torch
-
     check_int(seed, "seed", low=0)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(cfg.threads)
-    try:
+    with thread_limits(cfg.threads):
         return _experiments(seed, cfg, train_spikf)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _experiments(seed: int, cfg: Config, train_spikf: bool) -> Report:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from icml25.core import Report, Scale, reproduction
+from icml25.core.executors import thread_limits
 from icml25.core.progress import progress
 from icml25.core.registry import reproduction_stub
 from icml25.core.validation import check_int, check_positive, check_probability
@@ -129,15 +130,9 @@ def _label_quality(lab: HindsightLabeler) -> dict[str, float]:
 
 
 def _run(scale: Scale, seed: int, out: Path, cfg: Config, stub: bool) -> Report:
-    import torch
-
     check_int(seed, "seed", low=0)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(cfg.threads)
-    try:
+    with thread_limits(cfg.threads):
         return _experiments(seed, cfg, stub)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _experiments(seed: int, cfg: Config, stub: bool) -> Report:
