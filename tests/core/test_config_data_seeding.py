@@ -21,6 +21,20 @@ class Cfg:
     opt: float | None = None  # optional
 
 
+@dataclass(frozen=True)
+class BareCfg:
+    alphas: tuple = (0.05, 0.1)  # a bare tuple of floats
+    ks: tuple = (1, 2)  # a bare tuple of ints
+    names: tuple = ("a", "b")  # strings stay strings
+
+
+def test_bare_tuple_fields_take_their_defaults_element_type() -> None:
+    c = apply_overrides(BareCfg(), parse_set_args(["alphas=0.05,0.2", "ks=3,4", "names=x,1"]))
+    assert c.alphas == (0.05, 0.2) and c.ks == (3, 4) and c.names == ("x", "1")
+    with pytest.raises(ConfigError, match="alphas"):
+        apply_overrides(BareCfg(), parse_set_args(["alphas=0.1,abc"]))
+
+
 def test_overrides_coerce_types() -> None:
     c = apply_overrides(Cfg(), parse_set_args(["n=5", "lr=1e-3", "name=b", "flag=true", "sizes=4,5,6", "opt=2"]))
     assert c == Cfg(n=5, lr=1e-3, name="b", flag=True, sizes=(4, 5, 6), opt=2.0)

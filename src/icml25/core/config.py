@@ -68,6 +68,9 @@ def _coerce(name: str, text: str, typ: Any, current: Any) -> Any:
         if not isinstance(value, list):
             value = [value]
         inner = args[0] if args else None
+        if inner is None and current:  # a bare ``tuple``/``list`` field: its default's element types decide
+            kinds = {type(v) for v in current}
+            inner = int if kinds == {int} else float if kinds <= {int, float} else None
         if inner in (int, float):
             try:
                 value = [inner(v) for v in value]
