@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -99,7 +100,7 @@ def _check_examples(examples: Any) -> list[SFTExample]:
     return list(examples)
 
 
-class _TorchPolicy:
+class _TorchPolicy(ABC):
     def __init__(self, steps: int, lr: float, batch_size: int, random_state: int):
         self.steps = check_int(steps, "steps", low=1)
         self.lr = check_positive(lr, "lr")
@@ -109,11 +110,13 @@ class _TorchPolicy:
         self.losses_: list[float] = []
         self.n_invalid = 0
 
+    @abstractmethod
     def _encode(self, states: Sequence[SymbolicState], goals: Sequence[str]) -> Any:
-        raise NotImplementedError  # pragma: no cover (abstract)
+        """Features of (state, goal) pairs for the network."""
 
+    @abstractmethod
     def _build(self) -> Any:
-        raise NotImplementedError  # pragma: no cover (abstract)
+        """The untrained network."""
 
     def fit(self, examples: Sequence[SFTExample], desc: str = "training") -> Any:
         """Cross-entropy on the optimal actions of D_SFT (``steps`` Adam steps of ``batch_size`` examples)."""
