@@ -164,3 +164,45 @@ def test_kv_cache_fork_rows_equals_separate_prefill(trained):
         full = torch.cat([prompts[[0, 0, 1, 1, 1]], nxt], dim=1)
         ref = module(full, last_only=True)[:, -1]
     torch.testing.assert_close(forked, ref, atol=1e-5, rtol=1e-5)
+
+
+def test_init_and_tying_options(tmp_path):
+    """``init`` / ``tie_embeddings``: the defaults are GPT-2's; the options change exactly what they claim."""
+    tok = CharTokenizer.from_texts(TEXTS)
+    kw = {"n_layer": 2, "n_head": 2, "n_embd": 64, "block_size": 32}
+    default = TinyGPT(TinyGPTConfig(**kw), tok, seed=0)
+    assert (default.config.init, default.config.tie_embeddings) == ("gpt2", True)
+    explicit = TinyGPT(TinyGPTConfig(**kw, init="gpt2", tie_embeddings=True), tok, seed=0)
+    for a, b in zip(default.module.state_dict().values(), explicit.module.state_dict().values()):
+        assert torch.equal(a, b)
+    m = default.module
+    assert m.lm_head.weight is m.wte.weight
+    # GPT-2 statistics: N(0, 0.02) everywhere, N(0, 0.02 / sqrt(2 n_layer)) on the residual output projections
+    assert float(m.wte.weight.std()) == pytest.approx(0.02, rel=0.1)
+    assert float(m.blocks[0].attn.c_attn.weight.std()) == pytest.approx(0.02, rel=0.1)
+    assert float(m.blocks[0].attn.c_proj.weight.std()) == pytest.approx(0.02 / 2.0, rel=0.1)
+
+    torch_init = TinyGPT(TinyGPTConfig(**kw, init="torch", tie_embeddings=False), tok, seed=0)
+    t = torch_init.module
+    assert t.lm_head.weight is not t.wte.weight
+    assert torch_init.num_parameters() == default.num_parameters() + tok.vocab_size * 64
+    # PyTorch defaults: nn.Embedding N(0, 1); nn.Linear U(-1/sqrt(fan_in), 1/sqrt(fan_in)), std 1/sqrt(3 fan_in)
+    assert float(t.wte.weight.std()) == pytest.approx(1.0, rel=0.15)
+    w = t.blocks[0].attn.c_attn.weight
+    assert float(w.abs().max()) <= 1 / np.sqrt(64) + 1e-7
+    assert float(w.std()) == pytest.approx(1 / np.sqrt(3 * 64), rel=0.1)
+    assert float(t.blocks[0].mlp[2].weight.abs().max()) <= 1 / np.sqrt(256) + 1e-7
+    assert float(t.lm_head.weight.abs().max()) <= 1 / np.sqrt(64) + 1e-7  # its own Linear init, not the embedding
+    # untied: training changes the two matrices independently
+    losses = torch_init.fit(TEXTS, steps=3, batch_size=4, progress=False)
+    assert all(np.isfinite(losses)) and not torch.equal(t.lm_head.weight, t.wte.weight)
+
+    torch_init.save(tmp_path / "m")
+    back = TinyGPT.load(tmp_path / "m")
+    assert (back.config.init, back.config.tie_embeddings) == ("torch", False) and back.config == torch_init.config
+    assert back.module.lm_head.weight is not back.module.wte.weight
+    np.testing.assert_array_equal(back.next_token_logits(["abc"]), torch_init.next_token_logits(["abc"]))
+    with pytest.raises(ValueError, match="init must be"):
+        TinyGPTConfig(init="xavier")
+    with pytest.raises(TypeError, match="tie_embeddings must be a bool"):
+        TinyGPTConfig(tie_embeddings="no")

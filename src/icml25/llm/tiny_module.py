@@ -1,5 +1,8 @@
 """The TinyGPT network: a GPT-2-style decoder-only transformer (pre-LayerNorm, learned positions, tied embeddings).
 
+Options (defaults = GPT-2): ``TinyGPTConfig.init`` (GPT-2 N(0, 0.02) or PyTorch's default initialisation) and
+``tie_embeddings`` (output layer tied to the token embedding or not).
+
 The architecture matches ``transformers.GPT2LMHeadModel`` (same blocks, tanh-GELU, tied input/output embedding),
 so the benchmark compares like with like. :class:`KVCache` holds preallocated keys/values for fast sampling.
 """
@@ -35,6 +38,14 @@ class TinyGPTConfig:
         Dropout on attention weights, residual branches and embeddings during training.
     bias : bool
         Whether linear layers and LayerNorms have biases.
+    init : {"gpt2", "torch"}
+        Weight initialisation: ``"gpt2"`` (default) draws every matrix and embedding from N(0, 0.02) and the
+        residual output projections from N(0, 0.02 / sqrt(2 n_layer)), as GPT-2; ``"torch"`` keeps PyTorch's
+        default initialisation of each layer (``nn.Linear``: U(-1/sqrt(fan_in), 1/sqrt(fan_in)); ``nn.Embedding``:
+        N(0, 1)), whose much larger embeddings let tiny models trained from scratch leave loss plateaus sooner.
+    tie_embeddings : bool
+        Whether the output layer shares its weight with the token embedding (default True, as GPT-2). False gives
+        ``lm_head`` its own ``(vocab_size, n_embd)`` weight.
     """
 
     n_layer: int = 4
@@ -43,6 +54,8 @@ class TinyGPTConfig:
     block_size: int = 256
     dropout: float = 0.0
     bias: bool = True
+    init: str = "gpt2"
+    tie_embeddings: bool = True
 
     def __post_init__(self) -> None:
         for name in ("n_layer", "n_head", "n_embd", "block_size"):
@@ -54,6 +67,10 @@ class TinyGPTConfig:
         from icml25.core.validation import check_real
 
         check_real(self.dropout, "TinyGPTConfig.dropout", low=0.0, high=1.0, high_open=True)
+        if self.init not in ("gpt2", "torch"):
+            raise ValueError(f"TinyGPTConfig.init must be 'gpt2' or 'torch', got {self.init!r}")
+        if not isinstance(self.tie_embeddings, bool):
+            raise TypeError(f"TinyGPTConfig.tie_embeddings must be a bool, got {self.tie_embeddings!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of the fields (for JSON)."""
@@ -148,11 +165,13 @@ class TinyGPTModule(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
         self.lm_head = nn.Linear(cfg.n_embd, self.vocab_size, bias=False)
-        self.lm_head.weight = self.wte.weight  # weight tying as in GPT-2
-        self.apply(self._init_weights)
-        for name, p in self.named_parameters():
-            if name.endswith("c_proj.weight") or name.endswith("mlp.2.weight"):
-                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * cfg.n_layer))
+        if cfg.tie_embeddings:
+            self.lm_head.weight = self.wte.weight  # weight tying as in GPT-2
+        if cfg.init == "gpt2":
+            self.apply(self._init_weights)
+            for name, p in self.named_parameters():
+                if name.endswith("c_proj.weight") or name.endswith("mlp.2.weight"):
+                    nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * cfg.n_layer))
 
     @staticmethod
     def _init_weights(m: nn.Module) -> None:

@@ -82,7 +82,8 @@ def icl_training_batch(family: TaskFamily, tokenizer: Any, rng: np.random.Genera
 def train_icl_model(family: TaskFamily, size: str = "M", steps: int = 800, seed: int = 0, lr: float = 3e-3,
                     batch_size: int = 32, m_min: int = 1, m_max: int = 8, include_zero_shot: bool = False,
                     check_every: int = 0, check: Callable[[Any], bool] | None = None,
-                    show_progress: bool = True, schedule: str = "onecycle") -> tuple[Any, dict[str, Any]]:
+                    show_progress: bool = True, schedule: str = "onecycle", init: str = "torch",
+                    tie_embeddings: bool = False) -> tuple[Any, dict[str, Any]]:
     """Train a GPT-2-style :class:`~icml25.llm.tiny.TinyGPT` from scratch on single-task ICL prompts.
 
     Parameters
@@ -107,6 +108,12 @@ def train_icl_model(family: TaskFamily, size: str = "M", steps: int = 800, seed:
     show_progress : bool
     schedule : {"onecycle", "constant"}
         One-cycle (warm-up 10 %, cosine decay) or warm-up then constant learning rate.
+    init : {"torch", "gpt2"}
+        Weight initialisation of the network (:class:`~icml25.llm.tiny_module.TinyGPTConfig`): PyTorch's default
+        (the default here: in-context learning emerges with it, see the README's lever table) or GPT-2's N(0, 0.02).
+    tie_embeddings : bool
+        Tie the output layer to the token embedding (GPT-2). Default False (untied; needed for emergence together
+        with ``init="torch"`` in our runs).
 
     Returns
     -------
@@ -140,6 +147,9 @@ def train_icl_model(family: TaskFamily, size: str = "M", steps: int = 800, seed:
     m_min = check_int(m_min, "m_min", low=0, high=m_max)
     check_every = check_int(check_every, "check_every", low=0)
     check_option(schedule, "schedule", ("onecycle", "constant"))
+    check_option(init, "init", ("torch", "gpt2"))
+    if not isinstance(tie_embeddings, bool):
+        raise TypeError(f"tie_embeddings must be a bool, got {tie_embeddings!r}")
     if include_zero_shot:
         m_min = 0
     tok = _tokenizer(family)
@@ -147,8 +157,8 @@ def train_icl_model(family: TaskFamily, size: str = "M", steps: int = 800, seed:
     probe = build_prompt(family, np.eye(family.K, dtype=int)[0] * m_max, np.random.default_rng(0))
     longest = max(len(family.format_input(family.sample_input(np.random.default_rng(i)))) for i in range(50))
     block = 2 + len(probe.prompt) + m_max * 4 + longest + 16
-    model = TinyGPT(TinyGPTConfig(n_layer=n_layer, n_head=n_head, n_embd=n_embd, block_size=int(block)), tok,
-                    seed=seed)
+    model = TinyGPT(TinyGPTConfig(n_layer=n_layer, n_head=n_head, n_embd=n_embd, block_size=int(block), init=init,
+                                  tie_embeddings=tie_embeddings), tok, seed=seed)
     net = model.module
     decay = [p for p in net.parameters() if p.dim() >= 2]
     rest = [p for p in net.parameters() if p.dim() < 2]
