@@ -120,7 +120,9 @@ def train_icl_model(family: TaskFamily, size: str = "M", steps: int = 800, seed:
     model : TinyGPT
     history : dict
         ``loss`` (per step), ``steps_run``, ``stopped_early``, ``first_below_0.6`` (first step whose running loss is
-        < 0.6; a marker of leaving the loss plateau), ``seconds``.
+        < 0.6), ``emerged_at`` (first step whose running loss is below half the plateau ``ln(K) / 2`` of a model that
+        only knows the answer is one of the K candidates, i.e. < ``ln(K) / 4``; None if never: the marker of
+        in-context learning emerging), ``seconds``.
 
     Examples
     --------
@@ -169,7 +171,8 @@ def train_icl_model(family: TaskFamily, size: str = "M", steps: int = 800, seed:
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 100))
     rng = np.random.default_rng(seed + 7919)
     losses: list[float] = []
-    first_low, stopped, ema = None, False, None
+    first_low, emerged, stopped, ema = None, None, False, None
+    plateau = float(np.log(family.K)) / 2 if family.K > 1 else 0.0  # answer uniform over K, terminator known
     t0 = time.perf_counter()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -190,6 +193,8 @@ def train_icl_model(family: TaskFamily, size: str = "M", steps: int = 800, seed:
             ema = losses[-1] if ema is None else 0.9 * ema + 0.1 * losses[-1]
             if first_low is None and step >= 10 and ema < 0.6:
                 first_low = step + 1
+            if emerged is None and step >= 10 and ema < plateau / 2:
+                emerged = step + 1
             if check is not None and check_every and (step + 1) % check_every == 0:
                 net.eval()
                 if check(model):
@@ -197,7 +202,7 @@ def train_icl_model(family: TaskFamily, size: str = "M", steps: int = 800, seed:
                     break
     net.eval()
     return model, {"loss": losses, "steps_run": len(losses), "stopped_early": stopped,
-                   "first_below_0.6": first_low, "seconds": time.perf_counter() - t0}
+                   "first_below_0.6": first_low, "emerged_at": emerged, "seconds": time.perf_counter() - t0}
 
 
 def single_task_accuracy(model: Any, family: TaskFamily, task: int, m: int, n: int = 50, seed: int = 0) -> float:
