@@ -59,7 +59,7 @@ def task_vector_experiment(model: Any, fam: Any, m: int, n_prompts: int, seed: i
     for li, layer in enumerate(progress(layers, "task-vector layer sweep")):
         v = np.stack([H[0][li].mean(0), H[1][li].mean(0)])
         acc = [float(np.mean(answer_probabilities(model, zq, za, patch=(layer, v[k]))[:, k])) for k in range(2)]
-        sweep.append({"layer": layer, "P(y1) | v1": acc[0], "P(y2) | v2": acc[1], "mean": float(np.mean(acc))})
+        sweep.append({"layer": layer, "P(y1), v1 patched": acc[0], "P(y2), v2 patched": acc[1], "mean": float(np.mean(acc))})
     best = max(sweep, key=lambda r: r["mean"])["layer"]
     tv = TaskVectorExtractor(model, best)
     tv.vectors_ = np.stack([H[0][best - 1].mean(0), H[1][best - 1].mean(0)])
