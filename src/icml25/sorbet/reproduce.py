@@ -28,7 +28,7 @@ MAJORITY_SST2_DEV = 444 / 872
 
 @dataclass(frozen=True)
 class Config:
-    task: str = "sst2"  # GLUE task (only sst2 ships with icml25)
+    task: str = "sst2"  # GLUE task (sst2, mrpc, rte, cola, stsb ship with icml25)
     encoder: str = "pretrained:all-minilm-l6-v2"  # pretrained BERT-family encoder of the teacher
     num_layers: int = 1  # encoder layers kept (MiniLM has 6; quick keeps the first one)
     pooling: str = "mean"  # pooler input: mean over tokens (MiniLM's native pooling) or [CLS]
