@@ -99,9 +99,10 @@ class BSPN(nn.Module):
     pad_mask : bool
         Exclude padding tokens from the batch statistics (default; the released code includes them).
     projected_shift : bool
-        Straight-through gradient for the rounded divisor of the group shift (see :func:`group_shift`): the
-        backward pass of the shift is that of a division by the group's L1 mean. False treats the divisor as a
-        constant. Only with ``ste=True``.
+        Straight-through gradient for the rounded divisor of the group shift (default; see :func:`group_shift`):
+        the backward pass of the shift is that of a division by the group's L1 mean, i.e. the spec's STE for the
+        rounding of step 1. False treats the divisor as a constant (its exact derivative almost everywhere, which
+        ignores the jumps of the shift and made step-2 distillation collapse). Only with ``ste=True``.
 
     Shapes
     ------
@@ -117,7 +118,7 @@ class BSPN(nn.Module):
 
     def __init__(self, num_features: int, groups: int, warmup_iters: int = 1000, alpha_fwd: float = 0.9,
                  alpha_bkw: float = 0.9, eps: float = 1e-5, ste: bool = True, pad_mask: bool = True,
-                 projected_shift: bool = False) -> None:
+                 projected_shift: bool = True) -> None:
         super().__init__()
         check_int(num_features, "num_features", low=1)
         check_int(groups, "groups", low=1)

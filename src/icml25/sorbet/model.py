@@ -54,8 +54,8 @@ class SorbetOptions:
     pow2_step : bool
         Power-of-two quantiser steps (Sorbet) or free steps (BiT).
     bspn_projected_shift : bool
-        Straight-through gradient for the rounded divisor of BSPN's group shift (:func:`~icml25.sorbet.group_shift`);
-        False treats the divisor as a constant.
+        Straight-through gradient for the rounded divisor of BSPN's group shift (:func:`~icml25.sorbet.group_shift`,
+        default); False treats the divisor as a constant.
     binary_scale_grad : bool
         Back-propagate through the binary weights' scale ``mean|W|`` (:class:`BinaryLinear`).
     attn_prob_step : {"lsq", "unit"}
@@ -77,7 +77,7 @@ class SorbetOptions:
     bspn_warmup: int = 1000
     bspn_pad_mask: bool = True
     pow2_step: bool = True
-    bspn_projected_shift: bool = False
+    bspn_projected_shift: bool = True
     binary_scale_grad: bool = False
     attn_prob_step: str = "lsq"
     pooling: str = "cls"
