@@ -74,7 +74,7 @@ class Config:
 
     @classmethod
     def full(cls) -> Config:
-        return cls(num_layers=6, n_train=4000, teacher_epochs=2, teacher_lr=1e-4, n_seeds=2, baselines=True)
+        return cls(num_layers=3, n_train=2000, teacher_epochs=2, teacher_lr=1e-4, n_seeds=2, baselines=True)
 
 
 def _data(cfg: Config, seed: int, tok: Any) -> dict[str, Any]:
