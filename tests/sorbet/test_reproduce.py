@@ -38,3 +38,16 @@ def test_claim_set_depends_on_the_task():
     _claims(rep, Config(baselines=True), 0.8, [0.78, 0.70], {"bit": 0.77, "nokd": 0.75}, 1.0, 0.0, 0.1, 0.0, 872, True)
     c1 = next(c for c in rep.claims if c.id == "C1")
     assert not c1.held and abs(c1.measured - (0.74 - 0.8)) < 1e-12   # C1 uses the seed mean, and can fail
+
+
+@pytest.mark.slow
+def test_pair_and_regression_tasks_run_end_to_end(minilm):
+    """RTE (sentence pairs) and STS-B (regression) through the whole pipeline on a few examples."""
+    from icml25.core import Scale
+    from icml25.sorbet.reproduce import _experiments
+
+    for task in ("rte", "stsb"):
+        cfg = Config(task=task, n_train=64, batch_size=16, max_length=32, dev_batch=128)
+        rep = _experiments(0, cfg, method=True)
+        assert [c.id for c in rep.claims] == ["Q3", "Q4", "Q5", "Q6"]
+        assert all(c.held for c in rep.claims_at(Scale.QUICK)), [(c.id, c.measured) for c in rep.claims]
