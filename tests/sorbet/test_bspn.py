@@ -81,7 +81,7 @@ def test_outputs_are_powers_of_two_and_ste_gradients():
 
 def test_approximate_backward_formula():
     torch.manual_seed(2)
-    norm = BSPN(4, groups=1, warmup_iters=100, alpha_bkw=0.9, ste=True)
+    norm = BSPN(4, groups=1, warmup_iters=100, alpha_bkw=0.9, ste=True, projected_shift=False)  # shift = const
     with torch.no_grad():
         norm.ema_gz.copy_(torch.tensor([0.5, -0.2, 0.1, 0.0]))
     x = (torch.rand(1, 6, 4) + 0.5).requires_grad_(True)  # mu1 in [0.5, 1.5)
@@ -95,3 +95,59 @@ def test_approximate_backward_formula():
     shift = torch.exp2(torch.ceil(torch.log2(x.detach().abs().mean(-1, keepdim=True) + 1e-5)))
     expect = approx / torch.sqrt(psi2 + 1e-5) / shift
     assert torch.allclose(x.grad, expect, atol=1e-5)
+
+
+def _shift_surrogate(h: torch.Tensor, groups: int, c: torch.Tensor) -> torch.Tensor:
+    """The function whose gradient the projected shift uses: h * c / (mean|h| + 1e-5), c held fixed."""
+    hg = h.reshape(*h.shape[:-1], groups, h.shape[-1] // groups)
+    return (hg * c / (hg.abs().mean(-1, keepdim=True) + 1e-5)).reshape(h.shape)
+
+
+def test_projected_shift_gradient_matches_finite_differences_and_closed_form():
+    torch.manual_seed(3)
+    G, n = 3, 4
+    h = (torch.randn(2, 5, G * n, dtype=torch.float64) * 3).requires_grad_(True)
+    g = torch.randn(2, 5, G * n, dtype=torch.float64)
+    y = group_shift(h, G, projected=True)
+    assert torch.equal(y.detach(), group_shift(h.detach(), G))           # forward value unchanged, bit for bit
+    (grad,) = torch.autograd.grad((y * g).sum(), h)
+    hg = h.detach().reshape(2, 5, G, n)
+    mu = hg.abs().mean(-1, keepdim=True)
+    s = torch.exp2(torch.ceil(torch.log2(mu + 1e-5)))
+    c = (mu + 1e-5) / s
+    # central finite differences of the surrogate (independent of autograd)
+    fd = torch.zeros_like(grad)
+    flat_h, flat_fd = h.detach().reshape(-1), fd.view(-1)
+    for i in range(flat_h.numel()):
+        e = torch.zeros_like(flat_h)
+        e[i] = 1e-6
+        up = (_shift_surrogate((flat_h + e).view_as(h), G, c) * g).sum()
+        dn = (_shift_surrogate((flat_h - e).view_as(h), G, c) * g).sum()
+        flat_fd[i] = (up - dn) / 2e-6
+    assert torch.allclose(grad, fd, atol=1e-6, rtol=1e-5)
+    # closed form: (g - sign(h) <g, h> / (n (mu + eps))) / s, per group
+    gg = g.reshape(2, 5, G, n)
+    closed = (gg - torch.sign(hg) * (gg * hg).sum(-1, keepdim=True) / (n * (mu + 1e-5))) / s
+    assert torch.allclose(grad, closed.reshape_as(grad), atol=1e-12)
+    # a projection: the gradient has (almost) no component along each group's own direction
+    assert float(((grad.reshape(2, 5, G, n) * hg).sum(-1)).abs().max()) < 1e-4 * float(g.abs().max())
+
+
+def test_constant_shift_gradient_is_g_over_s_and_bspn_flag_reaches_the_shift():
+    torch.manual_seed(4)
+    h = (torch.randn(3, 8, dtype=torch.float64) * 5).requires_grad_(True)
+    g = torch.randn(3, 8, dtype=torch.float64)
+    (grad,) = torch.autograd.grad((group_shift(h, 2) * g).sum(), h)
+    mu = h.detach().reshape(3, 2, 4).abs().mean(-1, keepdim=True)
+    s = torch.exp2(torch.ceil(torch.log2(mu + 1e-5)))
+    assert torch.allclose(grad, (g.reshape(3, 2, 4) / s).reshape(3, 8))
+    x = torch.randn(2, 3, 8) * 4
+    grads = []
+    for proj in (False, True):
+        norm = BSPN(8, groups=2, warmup_iters=5, projected_shift=proj)
+        xi = x.clone().requires_grad_(True)
+        y = norm(xi)
+        (y * torch.arange(8.0)).sum().backward()
+        grads.append(xi.grad)
+    assert torch.equal(BSPN(8, 2, warmup_iters=5)(x), BSPN(8, 2, warmup_iters=5, projected_shift=True)(x))
+    assert not torch.allclose(grads[0], grads[1])

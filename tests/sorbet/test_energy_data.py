@@ -50,3 +50,31 @@ def test_batches_padding():
     assert bs[0]["input_ids"].tolist() == [[1, 2, 0], [1, 5, 2]]
     assert bs[0]["attention_mask"].tolist() == [[1, 1, 0], [1, 1, 1]]
     assert bs[1]["index"].tolist() == [2]
+
+
+def test_shipped_glue_files_are_byte_identical_and_parse(tmp_path):
+    import hashlib
+
+    from icml25.core.data import shipped_path
+
+    sums = shipped_path("sorbet", "SHA256SUMS").read_text().split("\n")
+    rows = [line.split() for line in sums if line.strip()]
+    assert len(rows) == 11  # train + dev of 5 tasks + the STS-B licence
+    for digest, name in rows:
+        assert hashlib.sha256(shipped_path("sorbet", name).read_bytes()).hexdigest() == digest, name
+    # example counts and label sets of the GLUE files (counts from the files' line numbers, independent of the parser)
+    expect = {"mrpc": (3667, 408, {0, 1}), "rte": (2490, 277, {0, 1}), "cola": (8551, 1043, {0, 1})}
+    for task, (n_tr, n_dev, labels) in expect.items():
+        tr, dev = load_glue_task(task, "train"), load_glue_task(task, "dev")
+        assert (len(tr), len(dev)) == (n_tr, n_dev) and set(np.unique(dev.labels)) == labels
+        assert (tr.text_b is None) == (task == "cola")
+    sts = load_glue_task("stsb", "dev")
+    assert len(sts) == 1500 and sts.labels.dtype.kind == "f" and 0 <= sts.labels.min() < sts.labels.max() <= 5
+    # a user root takes precedence over the shipped copy, a missing file there is a clear error
+    (tmp_path / "RTE").mkdir()
+    (tmp_path / "RTE" / "dev.tsv").write_text("index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n")
+    assert load_glue_task("rte", "dev", root=tmp_path).labels.tolist() == [0]
+    from icml25.core.data import DataNotFoundError
+
+    with pytest.raises(DataNotFoundError, match="root"):
+        load_glue_task("mrpc", "dev", root=tmp_path)

@@ -75,3 +75,41 @@ def test_unsigned_offset_frozen_at_inference():
     full = q(x)
     single = torch.cat([q(x[i:i + 1]) for i in range(8)])
     assert torch.equal(full, single)  # batch-1 and batch-N agree
+
+
+def test_binary_scale_gradient_is_the_exact_derivative_of_the_scale():
+    import torch
+
+    from icml25.sorbet import BinaryLinear
+
+    torch.manual_seed(5)
+    x, g = torch.randn(6, 5, dtype=torch.float64), torch.randn(6, 3, dtype=torch.float64)
+    grads = {}
+    for flag in (False, True):
+        torch.manual_seed(6)
+        lay = BinaryLinear(5, 3, bias=False, scale_grad=flag).double()
+        y = lay(x)
+        (y * g).sum().backward()
+        grads[flag] = lay.weight.grad.clone()
+    W = lay.weight.detach()
+    S = torch.sign(W - W.mean())
+    ident = g.T @ x                                           # straight-through part: identity to W
+    dm = (g * (x @ S.T)).sum()                                # dL/dm with m = mean|W|
+    assert torch.allclose(grads[False], ident)
+    assert torch.allclose(grads[True], ident + torch.sign(W) / W.numel() * dm)
+
+
+def test_init_step_fixes_the_first_step_and_unit_attention_steps_do_not_clip(tiny):
+    import torch
+
+    from icml25.sorbet import LSQQuantizer, convert
+
+    q = LSQQuantizer(4, signed=False, init_step=1 / 16).train()
+    p = torch.tensor([[1.0, 0.5, 0.25, 0.0] + [0.0] * 60])      # a long, peaked row: mean p tiny
+    assert float(q(p)[0, 0]) == 15 / 16 and float(q.step()) == 1 / 16
+    lsq = LSQQuantizer(4, signed=False).train()
+    assert float(lsq(p)[0, 0]) < 0.5                           # the first-batch rule clips the peak
+    m = convert(tiny.hf(), "w1a4", attn_prob_step="unit", bspn_warmup=1).train()
+    b = tiny.batch()
+    m(b["input_ids"], b["attention_mask"], b["token_type_ids"])
+    assert all(float(lay.p_quant.step()) == 1 / 16 for lay in m.layers)

@@ -5,18 +5,24 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from icml25.core.validation import check_int, check_positive, check_probability
+from icml25.core.validation import check_int, check_option, check_positive, check_probability
 
 from .quantizers import pow2_round, ste
 
 __all__ = ["BSPN", "group_shift"]
 
 
-def group_shift(h: torch.Tensor, groups: int) -> torch.Tensor:
+def group_shift(h: torch.Tensor, groups: int, projected: bool = False) -> torch.Tensor:
     r"""BSPN step 1: divide each token's channel group by :math:`2^{\lceil \log_2(\mu_1 + 10^{-5}) \rceil}`.
 
     :math:`\mu_1` is the mean of :math:`|h|` over the group's ``C / groups`` channels (an L1 mean: no square root).
-    The power of two is treated as a constant in the backward pass.
+    Backward: with ``projected=False`` the power of two is treated as a constant (the divisor gets no gradient, so
+    the gradient is ``g / s``); with ``projected=True`` the rounding of the divisor is straight-through, i.e. the
+    backward pass is that of :math:`h \cdot c / (\mu_1(h) + 10^{-5})` with the constant
+    :math:`c = (\mu_1 + 10^{-5}) / s` — the gradient of a scale-invariant normalisation, which removes the
+    component of ``g`` along the group's own direction:
+    :math:`\partial L/\partial h = \frac{1}{s}\bigl(g - \mathrm{sign}(h)\,\frac{\langle g, h\rangle}{n(\mu_1 + 10^{-5})}\bigr)`
+    per group of ``n`` channels. The forward value is the same bit for bit.
 
     Examples
     --------
@@ -29,9 +35,14 @@ def group_shift(h: torch.Tensor, groups: int) -> torch.Tensor:
                          f"{tuple(getattr(h, 'shape', ())) or type(h).__name__}")
     shape = h.shape
     hg = h.reshape(*shape[:-1], groups, shape[-1] // groups)
+    check_option(projected, "projected", (True, False))
     mu1 = hg.detach().abs().mean(-1, keepdim=True)
     s = torch.exp2(torch.ceil(torch.log2(mu1 + 1e-5)))
-    return (hg / s).reshape(shape)
+    y = hg / s
+    if projected and torch.is_grad_enabled() and hg.requires_grad:
+        d = hg.abs().mean(-1, keepdim=True) + 1e-5          # value: the rounded shift; gradient: h c / d(h)
+        y = ste(hg * ((mu1 + 1e-5) / s) / d, y)
+    return y.reshape(shape)
 
 
 class _PowerFunction(torch.autograd.Function):
@@ -87,6 +98,11 @@ class BSPN(nn.Module):
         Straight-through gradients through the roundings; ``False`` is the released code (no gradient).
     pad_mask : bool
         Exclude padding tokens from the batch statistics (default; the released code includes them).
+    projected_shift : bool
+        Straight-through gradient for the rounded divisor of the group shift (default; see :func:`group_shift`):
+        the backward pass of the shift is that of a division by the group's L1 mean, i.e. the spec's STE for the
+        rounding of step 1. False treats the divisor as a constant (its exact derivative almost everywhere, which
+        ignores the jumps of the shift and made step-2 distillation collapse). Only with ``ste=True``.
 
     Shapes
     ------
@@ -101,7 +117,8 @@ class BSPN(nn.Module):
     """
 
     def __init__(self, num_features: int, groups: int, warmup_iters: int = 1000, alpha_fwd: float = 0.9,
-                 alpha_bkw: float = 0.9, eps: float = 1e-5, ste: bool = True, pad_mask: bool = True) -> None:
+                 alpha_bkw: float = 0.9, eps: float = 1e-5, ste: bool = True, pad_mask: bool = True,
+                 projected_shift: bool = True) -> None:
         super().__init__()
         check_int(num_features, "num_features", low=1)
         check_int(groups, "groups", low=1)
@@ -113,7 +130,8 @@ class BSPN(nn.Module):
         check_positive(eps, "eps")
         self.num_features, self.groups, self.warmup_iters = num_features, groups, warmup_iters
         self.alpha_fwd, self.alpha_bkw, self.eps = float(alpha_fwd), float(alpha_bkw), float(eps)
-        self.ste, self.pad_mask = bool(ste), bool(pad_mask)
+        check_option(projected_shift, "projected_shift", (True, False))
+        self.ste, self.pad_mask, self.projected_shift = bool(ste), bool(pad_mask), bool(projected_shift)
         self.weight = nn.Parameter(torch.ones(num_features))
         self.bias = nn.Parameter(torch.zeros(num_features))
         self.register_buffer("running_phi", torch.ones(num_features))
@@ -147,7 +165,7 @@ class BSPN(nn.Module):
     def forward(self, h: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         if h.dim() < 2 or h.shape[-1] != self.num_features:
             raise ValueError(f"h must have shape (..., {self.num_features}), got {tuple(h.shape)}")
-        hs = group_shift(h, self.groups)                                       # step 1
+        hs = group_shift(h, self.groups, self.projected_shift and self.ste and self.training)  # step 1
         if not self.training:
             return self._inference(hs)
         if self.folded:

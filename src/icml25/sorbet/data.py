@@ -53,8 +53,8 @@ def load_glue_task(task: str, split: str = "train", root: str | Path | None = No
     split : {"train", "dev"}
         GLUE test labels are not public; the paper reports dev.
     root : path, optional
-        A ``glue_data`` folder holding ``<Task>/<split>.tsv`` (e.g. ``SST-2/dev.tsv``); default: the copy shipped
-        with icml25 (SST-2 only).
+        A ``glue_data`` folder holding ``<Task>/<split>.tsv`` (e.g. ``SST-2/dev.tsv``); default: the unmodified
+        copy shipped with icml25 (train and dev of all five tasks, SHA-256 in ``data/SHA256SUMS``).
 
     Returns
     -------
@@ -77,8 +77,8 @@ def load_glue_task(task: str, split: str = "train", root: str | Path | None = No
     else:
         path = shipped_path("sorbet", rel)
         if not path.is_file():
-            raise DataNotFoundError(f"only SST-2 ships with icml25; pass root= a glue_data folder holding {rel} "
-                                    "(GLUE's download_glue_data.py layout)")
+            raise DataNotFoundError(f"the shipped GLUE copy lacks {rel} (a damaged install?); pass root= a "
+                                    "glue_data folder (GLUE's download_glue_data.py layout)")
     with open(path, encoding="utf-8-sig", newline="") as f:
         rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
     if spec["header"]:

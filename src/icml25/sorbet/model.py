@@ -53,6 +53,14 @@ class SorbetOptions:
         BSPN statistics over real tokens only.
     pow2_step : bool
         Power-of-two quantiser steps (Sorbet) or free steps (BiT).
+    bspn_projected_shift : bool
+        Straight-through gradient for the rounded divisor of BSPN's group shift (:func:`~icml25.sorbet.group_shift`,
+        default); False treats the divisor as a constant.
+    binary_scale_grad : bool
+        Back-propagate through the binary weights' scale ``mean|W|`` (:class:`BinaryLinear`).
+    attn_prob_step : {"lsq", "unit"}
+        Initial step of the attention-probability quantiser: the LSQ first-batch rule (``4 mean(p) / sqrt(15)``,
+        which for long rows clips large probabilities at ``15 * step``) or ``1/16`` (codes cover ``[0, 15/16]``).
     pooling : {"cls", "mean"}
         Input of the pooler: the ``[CLS]`` state (BERT) or the mean over real tokens (the native pooling of
         sentence-transformers encoders such as all-MiniLM-L6-v2, whose ``[CLS]`` state is nearly constant in the
@@ -69,6 +77,9 @@ class SorbetOptions:
     bspn_warmup: int = 1000
     bspn_pad_mask: bool = True
     pow2_step: bool = True
+    bspn_projected_shift: bool = True
+    binary_scale_grad: bool = False
+    attn_prob_step: str = "lsq"
     pooling: str = "cls"
 
     def __post_init__(self) -> None:
@@ -79,6 +90,9 @@ class SorbetOptions:
         check_option(self.weight_bits, "weight_bits", (32, 1))
         check_option(self.act_bits, "act_bits", (32, 4))
         check_option(self.pooling, "pooling", ("cls", "mean"))
+        check_option(self.attn_prob_step, "attn_prob_step", ("lsq", "unit"))
+        for name in ("ste", "bspn_pad_mask", "pow2_step", "bspn_projected_shift", "binary_scale_grad"):
+            check_option(getattr(self, name), name, (True, False))
         check_int(self.bspn_warmup, "bspn_warmup", low=0)
 
 
@@ -105,14 +119,15 @@ class _Dims:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _quant(opts: SorbetOptions, signed: bool, features: int | None = None) -> nn.Module:
+def _quant(opts: SorbetOptions, signed: bool, features: int | None = None, init_step: float | None = None) -> nn.Module:
     if opts.act_bits == 32:
         return nn.Identity()
-    return LSQQuantizer(opts.act_bits, signed=signed, num_features=features, pow2_step=opts.pow2_step)
+    return LSQQuantizer(opts.act_bits, signed=signed, num_features=features, pow2_step=opts.pow2_step,
+                        init_step=init_step)
 
 
 def _linear(opts: SorbetOptions, i: int, o: int) -> nn.Linear:
-    return BinaryLinear(i, o) if opts.weight_bits == 1 else nn.Linear(i, o)
+    return BinaryLinear(i, o, scale_grad=opts.binary_scale_grad) if opts.weight_bits == 1 else nn.Linear(i, o)
 
 
 class _Norm(nn.Module):
@@ -121,7 +136,7 @@ class _Norm(nn.Module):
         self.kind = opts.norm
         if opts.norm == "bspn":
             self.norm: nn.Module = BSPN(d.hidden, d.heads, warmup_iters=opts.bspn_warmup, ste=opts.ste,
-                                        pad_mask=opts.bspn_pad_mask)
+                                        pad_mask=opts.bspn_pad_mask, projected_shift=opts.bspn_projected_shift)
         else:
             self.norm = nn.LayerNorm(d.hidden, eps=d.ln_eps)
 
@@ -140,7 +155,7 @@ class SorbetLayer(nn.Module):
         self.query, self.key, self.value = (_linear(opts, C, C) for _ in range(3))
         self.q_quant, self.k_quant, self.v_quant = (_quant(opts, True) for _ in range(3))
         self.softmax: nn.Module = PTSoftmax(ste=opts.ste) if opts.attention == "ptsoftmax" else nn.Softmax(-1)
-        self.p_quant = _quant(opts, False)
+        self.p_quant = _quant(opts, False, init_step=2.0 ** -opts.act_bits if opts.attn_prob_step == "unit" else None)
         self.ctx_quant = _quant(opts, True, C)
         self.attn_out = _linear(opts, C, C)
         self.norm1 = _Norm(opts, d)

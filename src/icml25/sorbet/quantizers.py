@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from icml25.core.validation import check_int, check_option
+from icml25.core.validation import check_int, check_option, check_positive
 
 __all__ = ["pow2_round", "nearest_pow2", "ste", "BinaryLinear", "BinaryEmbedding", "LSQQuantizer"]
 
@@ -61,6 +61,10 @@ class BinaryLinear(nn.Linear):
         Sizes, as :class:`torch.nn.Linear`.
     bias : bool
         Learnable full-precision bias.
+    scale_grad : bool
+        Also back-propagate through the scale ``m = mean|W|`` (the exact derivative of ``m * sign(W - mean W)``
+        with a straight-through ``sign``: an extra ``sign(W) / n * <dL/dm>`` term); False (default) passes the
+        identity to ``W``.
 
     Examples
     --------
@@ -69,10 +73,12 @@ class BinaryLinear(nn.Linear):
     True
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, scale_grad: bool = False) -> None:
         check_int(in_features, "in_features", low=1)
         check_int(out_features, "out_features", low=1)
+        check_option(scale_grad, "scale_grad", (True, False))
         super().__init__(in_features, out_features, bias=bias)
+        self.scale_grad = bool(scale_grad)
 
     def scale(self) -> torch.Tensor:
         """The scale ``m = ||W||_1 / n`` (a detached scalar tensor)."""
@@ -86,7 +92,10 @@ class BinaryLinear(nn.Linear):
         return s + (w / m - (w / m).detach())
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = F.linear(x, self.sign_weight()) * self.scale()
+        m = self.scale()
+        if self.scale_grad:
+            m = ste(self.weight.abs().mean(), m)  # same value, gradient of mean|W|
+        y = F.linear(x, self.sign_weight()) * m
         return y + self.bias if self.bias is not None else y
 
 
@@ -145,6 +154,9 @@ class LSQQuantizer(nn.Module):
         Size of the last axis for the learnable "move" bias; None for no bias.
     pow2_step : bool
         Round the step size to a power of two (Sorbet) or not (plain LSQ/BiT).
+    init_step : float, optional
+        Initial step instead of the first-batch rule (e.g. ``1 / 2**bits`` so that the codes of an unsigned
+        quantiser cover ``[0, 1)``: attention probabilities are never clipped below 15/16).
 
     Shapes
     ------
@@ -160,13 +172,16 @@ class LSQQuantizer(nn.Module):
     """
 
     def __init__(self, bits: int = 4, signed: bool = True, num_features: int | None = None,
-                 pow2_step: bool = True) -> None:
+                 pow2_step: bool = True, init_step: float | None = None) -> None:
         super().__init__()
         check_int(bits, "bits", low=1, high=16)
         check_option(signed, "signed", (True, False))
         if num_features is not None:
             check_int(num_features, "num_features", low=1)
+        if init_step is not None:
+            check_positive(init_step, "init_step")
         self.bits, self.signed, self.pow2_step = bits, bool(signed), bool(pow2_step)
+        self.init_step = None if init_step is None else float(init_step)
         self.q_n = -(2 ** (bits - 1)) if signed else 0
         self.q_p = 2 ** (bits - 1) - 1 if signed else 2 ** bits - 1
         self.alpha = nn.Parameter(torch.tensor(1.0))
@@ -180,7 +195,7 @@ class LSQQuantizer(nn.Module):
     def _init_alpha(self, u: torch.Tensor) -> None:
         with torch.no_grad():
             a = (2.0 if self.signed else 4.0) * u.abs().mean() / math.sqrt(self.q_p)
-            a = a.clamp_min(1e-8)
+            a = a.clamp_min(1e-8) if self.init_step is None else torch.tensor(self.init_step)
             self.alpha.copy_(pow2_round(a) if self.pow2_step else a)
             self.initialized.fill_(True)
 
