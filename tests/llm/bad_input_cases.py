@@ -117,6 +117,11 @@ CASES = [
     BadInputCase("CharTokenizer.encode", lambda: {"text": "abc"}, obj=_tok),
     BadInputCase("CharTokenizer.decode", lambda: {"ids": [3, 4]}, obj=_tok),
     BadInputCase("ByteTokenizer", lambda: {}),
+    BadInputCase("WordTokenizer", lambda: {"words": ["a", "b", "\n"]}),
+    BadInputCase("WordTokenizer.encode", lambda: {"text": "a b"}, obj=lambda: __import__("icml25.llm").llm
+                 .WordTokenizer(["a", "b"])),
+    BadInputCase("WordTokenizer.decode", lambda: {"ids": [3, 4]}, obj=lambda: __import__("icml25.llm").llm
+                 .WordTokenizer(["a", "b"])),
     BadInputCase("ByteTokenizer.encode", lambda: {"text": "abc"}, obj=lambda: __import__("icml25.llm").llm
                  .ByteTokenizer()),
     BadInputCase("ByteTokenizer.decode", lambda: {"ids": [97, 257]}, obj=lambda: __import__("icml25.llm").llm

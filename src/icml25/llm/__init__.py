@@ -11,7 +11,7 @@ from typing import Any
 from .base import Generation, LanguageModel, Tokenizer, truncate_at_stop, validate_prompts
 
 __all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "TinyGPT", "TinyGPTConfig",
-           "CharTokenizer", "ByteTokenizer", "HFModel", "OpenAIServer", "load_model", "validate_prompts",
+           "CharTokenizer", "ByteTokenizer", "WordTokenizer", "HFModel", "OpenAIServer", "load_model", "validate_prompts",
            "TinyGPTModule", "OpenAIServerError", "load_tokenizer", "save_random_gpt2", "pretrained_path",
            "load_encoder", "known_models"]
 
@@ -20,6 +20,7 @@ _LAZY = {
     "TinyGPTConfig": ("icml25.llm.tiny", "TinyGPTConfig"),
     "CharTokenizer": ("icml25.llm.tokenizers", "CharTokenizer"),
     "ByteTokenizer": ("icml25.llm.tokenizers", "ByteTokenizer"),
+    "WordTokenizer": ("icml25.llm.tokenizers", "WordTokenizer"),
     "HFModel": ("icml25.llm.hf", "HFModel"),
     "save_random_gpt2": ("icml25.llm.hf", "save_random_gpt2"),
     "OpenAIServer": ("icml25.llm.openai_server", "OpenAIServer"),

@@ -9,9 +9,10 @@ shared ``KVCache.select_rows`` (prefill once, fork rows).
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from icml25.llm.sampling import left_pad
+from icml25.llm.sampling import left_pad, make_generator
 from icml25.llm.tiny_module import KVCache
 
 __all__ = ["sample_with_shared_prefix"]
@@ -20,7 +21,8 @@ __all__ = ["sample_with_shared_prefix"]
 @torch.inference_mode()
 def sample_with_shared_prefix(lm, prompts: list[str], n: int, temperature: float, max_tokens: int,
                               stop_ids: list[int], seed: int | None) -> list[list[tuple[list[int], int | None]]]:
-    """For each prompt ``n`` samples ``(token ids without the stop token, stop id or None)``."""
+    """For each prompt ``n`` samples ``(token ids without the stop token, stop id or None)``; ``seed=None``
+    draws fresh entropy (two calls differ), an int makes the samples reproducible."""
     tok, module, block = lm.tokenizer, lm.module, lm.config.block_size
     rows = []
     for p in prompts:
@@ -40,7 +42,7 @@ def sample_with_shared_prefix(lm, prompts: list[str], n: int, temperature: float
     cache.select_rows(rep)
     logits, valid, positions = logits[rep], valid[rep], positions[rep]
     R = B * n
-    gen = torch.Generator().manual_seed(int(seed) if seed is not None else 0)
+    gen = make_generator(seed, np.random.default_rng())  # seed=None: fresh OS entropy, a new stream every call
     stop_t = torch.tensor(sorted(set(stop_ids) | {tok.eot_id}), dtype=torch.long)
     out_ids: list[list[int]] = [[] for _ in range(R)]
     out_stop: list[int | None] = [None] * R
