@@ -5,7 +5,6 @@ with greedy / maj@N / BoN@N / MCTS+PPM@N on a held-out StepArith test set."""
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -39,14 +38,18 @@ def round_configs(cfg) -> list[RoundConfig]:
 
 
 def write_round1(workdir: Path, eng: dict, neu: dict, rc: RoundConfig) -> None:
-    """Checkpoint round 1 in the SelfEvolution layout so that later rounds resume from it."""
+    """Checkpoint round 1 in the SelfEvolution layout so that later rounds resume from it (kept if a previous
+    run wrote it)."""
     d = workdir / "round_1"
+    if (d / "metrics.json").is_file():
+        return
     d.mkdir(parents=True, exist_ok=True)
     (d / "trees.json").write_text(json.dumps([t.to_json() for t in eng["trees"]]))
     (d / "data.json").write_text(json.dumps({"sft": [r.to_dict() for r in eng["sft"]],
                                              "pairs": [p.to_dict() for p in eng["pairs"]]}))
-    save_tiny_lm(neu["policy"], d / "policy")
-    neu["ppm"].save(d / "ppm")
+    if not (d / "policy" / "model.pt").is_file():
+        save_tiny_lm(neu["policy"], d / "policy")
+        neu["ppm"].save(d / "ppm")
     (d / "metrics.json").write_text(json.dumps({
         "round": 1, "coverage": sum(t.solved() for t in eng["trees"]) / len(eng["trees"]), "n_sft": len(eng["sft"]),
         "n_pairs": len(eng["pairs"]), "n_step_pairs": eng["n_step_pairs"], "sft_loss_first": neu["sft_first"],
@@ -69,8 +72,6 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
     fmt = StepFormat()
     ex = SafeArithExecutor(allow_float=False)
     rounds = round_configs(cfg)
-    if workdir.exists():  # the reproduction always starts fresh (resuming is a library feature)
-        shutil.rmtree(workdir)
     write_round1(workdir, eng, neu, rounds[0])
     if time_budget_s is not None and time_budget_s <= 0:
         raise TimeBudgetExceeded(f"the time budget ran out during round 1 (base model, SFT, PPM); round 1 is in "
