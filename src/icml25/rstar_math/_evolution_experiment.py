@@ -25,7 +25,8 @@ from .tree import Tree
 def round_configs(cfg) -> list[RoundConfig]:
     """Rounds of the reproduction: r1 bootstrap terminal-guided, r2 SLM terminal-guided, r3+ PPM-augmented."""
     train = dict(sft_steps=cfg.sft_steps, ppm_steps=cfg.ppm_steps, batch_size=cfg.batch_size,
-                 ppm_batch_pairs=cfg.ppm_batch_pairs, lr=cfg.lr, ppm_loss=cfg.ppm_loss)
+                 ppm_batch_pairs=cfg.ppm_batch_pairs, lr=cfg.lr, ppm_loss=cfg.ppm_loss, pair_min_edit=cfg.pair_min_edit,
+                 pair_edit_unit=cfg.pair_edit_unit, accumulate_sft=cfg.accumulate_sft, rename_copies=cfg.rename_copies)
     out = [RoundConfig(MCTSConfig(n_candidates=cfg.n_candidates, rollouts=cfg.rollouts, max_depth=cfg.max_depth,
                                   errors_threshold=cfg.errors_threshold), **train)]
     for k in range(2, cfg.rounds + 1):
@@ -52,7 +53,9 @@ def write_round1(workdir: Path, eng: dict, neu: dict, rc: RoundConfig) -> None:
         neu["ppm"].save(d / "ppm")
     (d / "metrics.json").write_text(json.dumps({
         "round": 1, "coverage": sum(t.solved() for t in eng["trees"]) / len(eng["trees"]), "n_sft": len(eng["sft"]),
-        "n_pairs": len(eng["pairs"]), "n_step_pairs": eng["n_step_pairs"], "sft_loss_first": neu["sft_first"],
+        "n_sft_this_round": len(eng["sft"]), "n_sft_problems": len({r.query for r in eng["sft"]}),
+        "n_pairs": len(eng["pairs"]), "n_step_pairs": eng["n_step_pairs"], "n_final_pairs": eng["n_final_pairs"],
+        "sft_loss_first": neu["sft_first"],
         "sft_loss_last": neu["sft_last"], "ppm_loss_last": neu["ppm_last"], "ppm_train_pair_acc":
         neu["ppm_pair_acc"], "search_seconds": 0.0, "config": asdict(rc)}))
 
@@ -101,7 +104,8 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
     # held-out pairs (spec §6 item 3): bootstrap-solver trees on unseen problems, scored with the last PPM
     held = StepArithGenerator(levels=cfg.levels, seed=seed + 4000).sample(max(8, cfg.n_problems // 2))
     held_trees = MCTS(NoisyRuleSolver(held, seed=seed + 5), ex, config=rounds[0].mcts, fmt=fmt).search(held)
-    held_pairs = [p for p in extract_pairs(held_trees, fmt=fmt) if p.kind == "step"]
+    held_pairs = [p for p in extract_pairs(held_trees, min_edit=cfg.pair_min_edit, edit_unit=cfg.pair_edit_unit,
+                                           fmt=fmt) if p.kind == "step"]
     policy_rk, ppm_rk = evo.models[R]
     held_acc = pair_accuracy(ppm_rk, held_pairs) if held_pairs else float("nan")
     t2 = time.perf_counter()

@@ -53,7 +53,8 @@ def run_engine(cfg, seed: int) -> dict:
         gold = by_q[r.query].answer
         res = ex.run(fmt.code_of(r.response))
         ok += res.error is None and res.stdout.strip() == gold and extract_boxed(r.response) == gold
-    pairs = extract_pairs(trees, min_margin=0.5, min_edit=20, include_final=True, fmt=fmt)
+    pairs = extract_pairs(trees, min_margin=0.5, min_edit=cfg.pair_min_edit, include_final=True, fmt=fmt,
+                          edit_unit=cfg.pair_edit_unit)
     step_pairs = [p for p in pairs if p.kind == "step"]
     decisive = agree = ties = 0
     for pr in step_pairs:
@@ -68,7 +69,8 @@ def run_engine(cfg, seed: int) -> dict:
     # held-out pairs for B4: the same search on an unseen pool of the same size and levels (never trained on)
     held = StepArithGenerator(levels=cfg.levels, seed=seed + 7000).sample(cfg.n_problems)
     held_trees = MCTS(NoisyRuleSolver(held, seed=seed + 7001), ex, config=mcfg, fmt=fmt).search(held)
-    held_pairs = extract_pairs(held_trees, min_margin=0.5, min_edit=20, include_final=True, fmt=fmt)
+    held_pairs = extract_pairs(held_trees, min_margin=0.5, min_edit=cfg.pair_min_edit, include_final=True,
+                               fmt=fmt, edit_unit=cfg.pair_edit_unit)
     l34_single = float(np.mean(single_l34)) * 100 if single_l34 else 0.0
     l34_cov = float(np.mean(cov_l34)) * 100 if cov_l34 else 0.0
     return {

@@ -62,6 +62,9 @@ class Config:
     time_budget_s: float = 0.0  # stop with a clear error once exceeded (0 = none); finished rounds stay in out/
     fresh: bool = False  # start over: delete <out>/self_evolution instead of resuming the rounds finished there
     rename_copies: int = 0  # entity-renamed copies of every SFT trajectory (a CPU lever against memorisation)
+    pair_edit_unit: str = "char"  # pair edit filter on "char"acters of the steps (official) or "code_token"s
+    pair_min_edit: int = 20  # minimum edit distance of a step pair (official: 20 characters)
+    accumulate_sft: bool = False  # rounds >= 2 keep earlier rounds' trajectories of problems they did not solve
 
     def __post_init__(self) -> None:
         """Check every field's type and range (and the relations between fields), naming the field."""
@@ -69,13 +72,15 @@ class Config:
 
         for name in _POSITIVE_INTS:
             check_int(getattr(self, name), name, low=1)
-        for name in ("extra_rollouts", "ablation_steps", "rename_copies"):
+        for name in ("extra_rollouts", "ablation_steps", "rename_copies", "pair_min_edit"):
             check_int(getattr(self, name), name, low=0)
         check_positive(self.lr, "lr")
         check_positive(self.time_budget_s, "time_budget_s", allow_zero=True)
         check_option(self.ppm_loss, "ppm_loss", ("paper", "official"))
-        if not isinstance(self.fresh, bool):
-            raise TypeError(f"fresh must be a bool, got {type(self.fresh).__name__}")
+        check_option(self.pair_edit_unit, "pair_edit_unit", ("char", "code_token"))
+        for name in ("fresh", "accumulate_sft"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
         for name in ("levels", "test_levels", "eval_ns"):
             value = getattr(self, name)
             if not isinstance(value, (tuple, list)) or not value:
