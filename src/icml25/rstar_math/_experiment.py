@@ -116,7 +116,7 @@ def run_neural(cfg, seed: int, eng: dict, baseline: bool = False, workdir: Path 
         base = make_tiny_lm(cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.block_size, seed=seed)
         t = time.perf_counter()
         pre = pretrain_base(base, corpus, steps=cfg.pretrain_steps, batch_size=cfg.batch_size, lr=cfg.lr,
-                            seed=seed, progress=True)
+                            seed=seed, progress=True, in_context=cfg.pretrain_in_context)
         t_pre = time.perf_counter() - t
         if base_dir is not None:
             base.save(base_dir)

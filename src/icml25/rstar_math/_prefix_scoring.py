@@ -54,6 +54,9 @@ def shared_prefix_hidden(module, pad_id: int, prefix_rows: list[list[int]], row_
     """
     smax = max(len(s) for s in step_ids)
     idx, _, valid, positions, _ = left_pad(prefix_rows, pad_id, smax)
+    # a row's padded step tail (beyond its own step) can run past the context when another row's step is
+    # longer; those positions are never read (the result is taken at each row's own last token), so clamp them
+    positions = positions.clamp(max=module.cfg.block_size - 1)
     U, Tp = idx.shape
     dtype = module.wte.weight.dtype
     cache = KVCache(module.cfg, U, Tp + smax, dtype)

@@ -65,6 +65,7 @@ class Config:
     pair_edit_unit: str = "char"  # pair edit filter on "char"acters of the steps (official) or "code_token"s
     pair_min_edit: int = 20  # minimum edit distance of a step pair (official: 20 characters)
     accumulate_sft: bool = False  # rounds >= 2 keep earlier rounds' trajectories of problems they did not solve
+    pretrain_in_context: bool = False  # base pretraining also on question <sep> sentence <sep> step (in-context copy)
 
     def __post_init__(self) -> None:
         """Check every field's type and range (and the relations between fields), naming the field."""
@@ -78,7 +79,7 @@ class Config:
         check_positive(self.time_budget_s, "time_budget_s", allow_zero=True)
         check_option(self.ppm_loss, "ppm_loss", ("paper", "official"))
         check_option(self.pair_edit_unit, "pair_edit_unit", ("char", "code_token"))
-        for name in ("fresh", "accumulate_sft"):
+        for name in ("fresh", "accumulate_sft", "pretrain_in_context"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
         for name in ("levels", "test_levels", "eval_ns"):
