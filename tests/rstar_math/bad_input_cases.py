@@ -113,6 +113,12 @@ CASES = [
                                       "methods": ("greedy", "maj"), "ns": (2,), "max_depth": 8, "seed": 0},
                  {"ns": ARRAY, "max_depth": SIZE}),
     BadInputCase("majority_vote", lambda: {"answers": ["3", "3", None, "4"]}, {"answers": TEXT}),
+    BadInputCase("top_k_vote", lambda: {"candidates": [(0.5, "3"), (0.2, "4")], "top_k": 2},
+                 {"candidates": TEXT, "top_k": SIZE}),
+    BadInputCase("multi_run_mcts", lambda: {"problems": _problems()[:2], "policy": _solver(), "executor": _executor(),
+                                            "scorer": __import__("icml25.rstar_math", fromlist=["x"])
+                                            .ConstantScorer(0.0), "runs": 2, "rollouts": 1, "top_k": 1},
+                 {"runs": SIZE, "rollouts": SIZE, "top_k": SIZE}),
     BadInputCase("sample_chains", lambda: {"policy": _solver(), "executor": _executor(), "problems": _problems(),
                                            "k": 2, "temperature": 1.0, "max_depth": 8, "errors_threshold": 2,
                                            "max_tokens": 32},

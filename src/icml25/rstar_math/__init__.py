@@ -8,7 +8,7 @@ from .answer_check import AnswerChecker
 from .augment import augment_renamed, rename_entities
 from .benchmarks_data import gsm8k_code_steps, load_benchmark, load_gsm8k_annotated
 from .bootstrap_solver import ErrorRates, NoisyRuleSolver
-from .evaluation import Chain, evaluate, majority_vote, sample_chains
+from .evaluation import Chain, evaluate, majority_vote, multi_run_mcts, sample_chains, top_k_vote
 from .executors import CodeExecutor, ExecResult, SafeArithExecutor, accumulated_code
 from .extraction import (
                          PairRecord,
@@ -69,6 +69,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AnswerChecker", "augment_renamed", "rename_entities", "code_tokens", "ErrorRates", "NoisyRuleSolver", "Chain", "evaluate", "majority_vote", "sample_chains",
+    "top_k_vote", "multi_run_mcts",
     "CodeExecutor", "ExecResult", "SafeArithExecutor", "accumulated_code", "PairRecord", "SFTRecord",
     "edit_distance", "extract_pairs", "extract_sft", "filter_pairs", "final_answer_pairs", "to_trl", "MCTS",
     "MCTSConfig", "ConstantScorer", "SubprocessExecutor", "DEFAULT_ALLOWED_IMPORTS", "HiddenStateValueHead", "LMStepPolicy",

@@ -111,11 +111,11 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
     t2 = time.perf_counter()
     # ablations on the last round's trees and data (spec §6 items 5 and 6)
     trees_r = [Tree.from_json(x) for x in json.loads((workdir / f"round_{R}" / "trees.json").read_text())]
-    verified = json.loads((workdir / f"round_{R}" / "data.json").read_text())["sft"]
+    n_verified = metrics[-1]["n_sft"]  # the last policy's SFT set (accumulated over rounds if asked)
     train_seed = seed if R == 1 else seed + R  # the SFT/PPM seed of the last round (run_neural / SelfEvolution)
     rm = reward_model_ablation(cfg, seeds[:cfg.ablation_seeds], trees_r, policy_rk, test, ex, fmt, n_mid, train_seed)
     generator = evo.bootstrap if R == 1 else TinyStepPolicy(evo.models[R - 1][0])
-    data = data_ablation(cfg, generator, eng["pool"], verified, neu["base"], test, ex, fmt, seed + 6000,
+    data = data_ablation(cfg, generator, eng["pool"], n_verified, neu["base"], test, ex, fmt, seed + 6000,
                          train_seed)
     t3 = time.perf_counter()
     return {"timing": [("rounds 2..R (search + SFT + PPM)", t1 - t0), ("evaluation of every round", t2 - t1),

@@ -89,7 +89,7 @@ def add_full_claims(report: Report, cfg, eng: dict, evo: dict) -> None:
                      unit="points", kind="paper", source="Table 2 (rounds 1 -> 4)",
                      note="coverage per round: " + ", ".join(f"{c:.1f}%" for c in cov) + "; threshold: spec §6 item 2")
     # fails if: coverage stalls or drops in any round
-    report.add_claim("C2b", "self-evolution: coverage rises in every round (r1 < r2 < r3)",
+    report.add_claim("C2b", "self-evolution: coverage rises in every round (r1 < r2 < ... < last)",
                      "60.17 -> 66.60 -> 77.86 -> 90.25 %", R >= 2 and all(b > a for a, b in zip(cov, cov[1:])),
                      "is_true", scale=Scale.FULL, kind="paper", source="Table 2", aggregate="all",
                      note=f"{R} round(s)")

@@ -14,14 +14,17 @@ __all__ = ["pretraining_corpus", "pretrain_base"]
 def pretraining_corpus(problems: list[Problem], in_context: bool = False) -> list[str]:
     """Problem texts plus one ``sentence <sep> step`` translation pair per fact/operation sentence.
 
-    ``in_context=True`` adds, per problem, the translation pairs *in the context of the problem*:
-    ``question <sep> sentence <sep> step`` for every sentence, so the model learns to find a sentence in the
-    question and copy its names and numbers (the in-context copy behaviour that small transformers only learn
-    after thousands of steps, spec §5); still one sentence per text, never a multi-step solution.
+    ``in_context=True`` adds, per problem, a copy text ``question <sep> question`` and the translation pairs *in
+    the context of the problem*: ``question <sep> sentence <sep> step`` for every sentence, so the model learns
+    to copy the question sentence by sentence and to find a sentence in it and copy its names and numbers (the
+    in-context copy behaviour that small transformers only learn after thousands of steps, spec §5); still at
+    most one step per text, never a multi-step solution.
     """
     texts = []
     for p in problems:
         texts.append(p.question)
+        if in_context:
+            texts.append(f"{p.question} <sep> {p.question}")
         for d in p.defs:
             texts.append(f"{d.sentence} <sep>{step_text(d)}")
             if in_context:
