@@ -101,6 +101,10 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
     per_round = {k: run_eval(k, ("greedy", "maj", "bon", "mcts"), (n_mid,), seed) for k in range(1, R)}
     last = [run_eval(R, ("greedy", "maj", "bon", "mcts"), cfg.eval_ns, s) for s in seeds]
     per_round[R] = last[0]
+    # the official multi-run test-time search (spec §2.11) on the last round, first seed
+    lm_r, ppm_r = evo.models[R]
+    vote = evaluate(test, TinyStepPolicy(lm_r), ex, ppm_r, methods=("mcts_vote",), ns=(1,), seed=seeds[0],
+                    mcts_config=mcfg, max_depth=cfg.max_depth, fmt=fmt, vote=tuple(cfg.vote))["mcts_vote"]
     # held-out pairs (spec §6 item 3): bootstrap-solver trees on unseen problems, scored with the last PPM
     held = StepArithGenerator(levels=cfg.levels, seed=seed + 4000).sample(max(8, cfg.n_problems // 2))
     held_trees = MCTS(NoisyRuleSolver(held, seed=seed + 5), ex, config=rounds[0].mcts, fmt=fmt).search(held)
@@ -108,6 +112,8 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
                                            fmt=fmt) if p.kind == "step"]
     policy_rk, ppm_rk = evo.models[R]
     held_acc = pair_accuracy(ppm_rk, held_pairs) if held_pairs else float("nan")
+    held_per_round = {k: pair_accuracy(evo.models[k][1], held_pairs) if held_pairs else float("nan")
+                      for k in range(1, R + 1)}
     t2 = time.perf_counter()
     # ablations on the last round's trees and data (spec §6 items 5 and 6)
     trees_r = [Tree.from_json(x) for x in json.loads((workdir / f"round_{R}" / "trees.json").read_text())]
@@ -121,5 +127,6 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
     return {"timing": [("rounds 2..R (search + SFT + PPM)", t1 - t0), ("evaluation of every round", t2 - t1),
                        ("reward-model and SFT-data ablations", t3 - t2)],"metrics": metrics, "per_round": per_round, "last": last, "seeds": seeds, "n_mid": n_mid,
             "test_levels": [p.level for p in test], "coverage": [m["coverage"] * 100 for m in metrics],
-            "heldout_pair_acc": held_acc, "n_heldout_pairs": len(held_pairs), "reward_models": rm, "data": data,
+            "heldout_pair_acc": held_acc, "n_heldout_pairs": len(held_pairs), "heldout_per_round": held_per_round,
+            "vote": vote, "reward_models": rm, "data": data,
             "n_test": len(test)}

@@ -220,9 +220,20 @@ def _tables(report: Report, cfg, evo: dict, hard: np.ndarray) -> None:
                      "ci_high": round(100 * hi, 1), "hard_split_%": _mean_pct(last, key, hard),
                      "per_seed_%": " / ".join(f"{100 * e[key]['acc']:.1f}" for e in last),
                      "generated_steps": round(float(np.mean([e[key]["steps"] for e in last])), 1)})
+    runs, roll, top = cfg.vote
+    v = evo["vote"]
+    rows.append({"method": f"mcts_vote ({runs} runs x {roll} rollouts, top-{top} vote; seed 1 only)",
+                 "accuracy_%": round(100 * v["acc"], 1), "ci_low": math.nan, "ci_high": math.nan,
+                 "hard_split_%": _mean_pct([{"v": v}], "v", hard), "per_seed_%": f"{100 * v['acc']:.1f}",
+                 "generated_steps": math.nan})
     report.add_table("evaluation", rows)
+    metrics = {m["round"]: m for m in evo["metrics"]}
     report.add_table("evaluation_per_round", [
-        {"round": k, **{m: _mean_pct([e], m) for m in ("greedy", f"maj@{n}", f"bon@{n}", f"mcts@{n}")}}
+        {"round": k, "coverage_%": round(100 * metrics[k]["coverage"], 1), "sft_trajectories": metrics[k]["n_sft"],
+         "sft_problems": metrics[k].get("n_sft_problems", math.nan), "step_pairs": metrics[k]["n_step_pairs"],
+         "final_pairs": metrics[k].get("n_final_pairs", metrics[k]["n_pairs"] - metrics[k]["n_step_pairs"]),
+         "ppm_heldout_step_pair_acc": round(evo["heldout_per_round"][k], 3),
+         **{m: _mean_pct([e], m) for m in ("greedy", f"maj@{n}", f"bon@{n}", f"mcts@{n}")}}
         for k, e in sorted(evo["per_round"].items())])
     rm = evo["reward_models"]
     rm_rows = []

@@ -65,6 +65,7 @@ class Config:
     pair_edit_unit: str = "char"  # pair edit filter on "char"acters of the steps (official) or "code_token"s
     pair_min_edit: int = 20  # minimum edit distance of a step pair (official: 20 characters)
     accumulate_sft: bool = False  # rounds >= 2 keep earlier rounds' trajectories of problems they did not solve
+    vote: tuple = (2, 2, 2)  # multi-run MCTS+PPM of the last round: (runs, rollouts per run, top-K of the vote)
     pretrain_in_context: bool = False  # base pretraining also on question <sep> sentence <sep> step (in-context copy)
 
     def __post_init__(self) -> None:
@@ -82,13 +83,15 @@ class Config:
         for name in ("fresh", "accumulate_sft", "pretrain_in_context"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
-        for name in ("levels", "test_levels", "eval_ns"):
+        for name in ("levels", "test_levels", "eval_ns", "vote"):
             value = getattr(self, name)
             if not isinstance(value, (tuple, list)) or not value:
                 raise ValueError(f"{name} must be a non-empty tuple of integers, got {value!r}")
             high = 6 if name != "eval_ns" else None
             for v in value:
                 check_int(v, f"{name} entries", low=1, high=high)
+        if len(self.vote) != 3:
+            raise ValueError(f"vote must be (runs, rollouts, top_k), got {self.vote!r}")
         if self.n_embd % self.n_head:
             raise ValueError(f"n_embd must be divisible by n_head, got n_embd={self.n_embd}, n_head={self.n_head}")
         if self.ablation_seeds > self.eval_seeds:
