@@ -13,7 +13,7 @@ from .base import Generation, LanguageModel, Tokenizer, truncate_at_stop, valida
 __all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "TinyGPT", "TinyGPTConfig",
            "CharTokenizer", "ByteTokenizer", "WordTokenizer", "HFModel", "OpenAIServer", "load_model", "validate_prompts",
            "TinyGPTModule", "OpenAIServerError", "load_tokenizer", "save_random_gpt2", "pretrained_path",
-           "load_encoder", "known_models"]
+           "load_encoder", "known_models", "sample_shared_prefix", "prefix_hidden_states"]
 
 _LAZY = {
     "TinyGPT": ("icml25.llm.tiny", "TinyGPT"),
@@ -31,6 +31,8 @@ _LAZY = {
     "pretrained_path": ("icml25.llm.pretrained", "pretrained_path"),
     "load_encoder": ("icml25.llm.pretrained", "load_encoder"),
     "known_models": ("icml25.llm.pretrained", "known_models"),
+    "sample_shared_prefix": ("icml25.llm.shared_prefix", "sample_shared_prefix"),
+    "prefix_hidden_states": ("icml25.llm.shared_prefix", "prefix_hidden_states"),
 }
 
 

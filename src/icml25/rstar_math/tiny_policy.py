@@ -6,7 +6,8 @@ import copy
 from collections.abc import Sequence
 from pathlib import Path
 
-from ._shared_prefix_sampler import sample_with_shared_prefix
+from icml25.llm.shared_prefix import sample_shared_prefix
+
 from .word_tokenizer import WordTokenizer
 
 __all__ = ["TinyStepPolicy", "make_tiny_lm", "save_tiny_lm", "load_tiny_lm"]
@@ -103,7 +104,7 @@ class TinyStepPolicy:
         tok = self.lm.tokenizer
         stop_ids = [tok.stoi.get(s) for s in stop] if hasattr(tok, "stoi") else []
         if self.shared_prefix and stop_ids and all(i is not None for i in stop_ids) and self.top_p == 1.0:
-            samples = sample_with_shared_prefix(self.lm, list(prompts), n, temperature, max_tokens, stop_ids, seed)
+            samples = sample_shared_prefix(self.lm, list(prompts), n, temperature, max_tokens, stop_ids, seed)
             out = []
             for row in samples:
                 steps = []
