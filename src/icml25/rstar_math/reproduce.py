@@ -87,7 +87,7 @@ class Config:
             value = getattr(self, name)
             if not isinstance(value, (tuple, list)) or not value:
                 raise ValueError(f"{name} must be a non-empty tuple of integers, got {value!r}")
-            high = 6 if name != "eval_ns" else None
+            high = 6 if name in ("levels", "test_levels") else None
             for v in value:
                 check_int(v, f"{name} entries", low=1, high=high)
         if len(self.vote) != 3:
@@ -105,9 +105,10 @@ class Config:
     def full(cls) -> Config:
         return cls(n_problems=240, levels=(1, 2, 3, 4, 5, 6), n_candidates=5, rollouts=8, n_pretrain_problems=1200,
                    pretrain_steps=3000, sft_steps=800, ppm_steps=500, lr=1e-3, n_embd=96, n_layer=3,
-                   block_size=320, n_heldout=100, rounds=3, later_candidates=8, later_rollouts=16,
+                   block_size=320, n_heldout=100, rounds=4, later_candidates=8, later_rollouts=16,
                    extra_rollouts=32, n_test=150, test_levels=(1, 2, 3, 4, 5, 6), eval_ns=(4, 8, 16),
-                   eval_seeds=3, rejection_samples=16, ablation_steps=0)
+                   eval_seeds=3, rejection_samples=16, ablation_steps=0, vote=(8, 2, 4), rename_copies=8,
+                   pair_edit_unit="code_token", pair_min_edit=1, accumulate_sft=True, pretrain_in_context=True)
 
 
 @reproduction(slug="rstar_math", title="rStar-Math: Small LLMs Can Master Math Reasoning with Self-Evolved Deep "
