@@ -61,12 +61,12 @@ class Config:
     n_boot: int = 2000  # bootstrap resamples of the test problems for the 95% CIs
     time_budget_s: float = 0.0  # stop with a clear error once exceeded (0 = none); finished rounds stay in out/
     fresh: bool = False  # start over: delete <out>/self_evolution instead of resuming the rounds finished there
-    rename_copies: int = 0  # entity-renamed copies of every SFT trajectory (a CPU lever against memorisation)
-    pair_edit_unit: str = "char"  # pair edit filter on "char"acters of the steps (official) or "code_token"s
-    pair_min_edit: int = 20  # minimum edit distance of a step pair (official: 20 characters)
-    accumulate_sft: bool = False  # rounds >= 2 keep earlier rounds' trajectories of problems they did not solve
+    rename_copies: int = 8  # entity-renamed copies of every SFT trajectory (a CPU lever against memorisation)
+    pair_edit_unit: str = "code_token"  # pair edit filter on code tokens (or "char"acters: official, 20)
+    pair_min_edit: int = 1  # minimum edit distance of a step pair in pair_edit_unit (official: 20 characters)
+    accumulate_sft: bool = True  # rounds >= 2 keep earlier rounds' trajectories of problems they did not solve
     vote: tuple = (2, 2, 2)  # multi-run MCTS+PPM of the last round: (runs, rollouts per run, top-K of the vote)
-    pretrain_in_context: bool = False  # base pretraining also on question <sep> sentence <sep> step (in-context copy)
+    pretrain_in_context: bool = True  # base pretraining also on question copies and question <sep> sentence <sep> step
 
     def __post_init__(self) -> None:
         """Check every field's type and range (and the relations between fields), naming the field."""
@@ -107,8 +107,7 @@ class Config:
                    pretrain_steps=3000, sft_steps=800, ppm_steps=500, lr=1e-3, n_embd=96, n_layer=3,
                    block_size=320, n_heldout=100, rounds=4, later_candidates=8, later_rollouts=16,
                    extra_rollouts=32, n_test=150, test_levels=(1, 2, 3, 4, 5, 6), eval_ns=(4, 8, 16),
-                   eval_seeds=3, rejection_samples=16, ablation_steps=0, vote=(8, 2, 4), rename_copies=8,
-                   pair_edit_unit="code_token", pair_min_edit=1, accumulate_sft=True, pretrain_in_context=True)
+                   eval_seeds=3, rejection_samples=16, ablation_steps=0, vote=(8, 2, 4))
 
 
 @reproduction(slug="rstar_math", title="rStar-Math: Small LLMs Can Master Math Reasoning with Self-Evolved Deep "
