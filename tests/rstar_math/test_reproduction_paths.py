@@ -61,7 +61,22 @@ def test_reproduce_resumes_finished_rounds_and_fresh_starts_over(tmp_path: Path)
     assert [f.stat().st_mtime_ns for f in files] == stamps
     assert [(c.id, c.measured) for c in again.claims if c.id.startswith(("B", "C2"))] == \
         [(c.id, c.measured) for c in first.claims if c.id.startswith(("B", "C2"))]
+    # evaluation-only settings may change on a resumed run; skipped ablations are "not measured", never "held"
+    lean = reproduce(Scale.QUICK, 0, tmp_path, _toy(rounds=2, eval_seeds=1, n_test=4, vote=(1, 1, 1),
+                                                    ablations=False))
+    assert [f.stat().st_mtime_ns for f in files] == stamps
+    for c in lean.claims:
+        if c.id in ("D1", "D2", "D3", "D4", "E1"):
+            assert not c.held and "ablations skipped" in c.note, c.id
     with pytest.raises(ValueError, match="sft_steps.*fresh=true"):  # other settings never mix with these rounds
         reproduce(Scale.QUICK, 0, tmp_path, _toy(rounds=2, eval_seeds=1, n_test=4, sft_steps=11))
     reproduce(Scale.QUICK, 0, tmp_path, _toy(rounds=2, eval_seeds=1, n_test=4, sft_steps=11, fresh=True))
     assert all(f.stat().st_mtime_ns != s for f, s in zip(files, stamps))
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")

@@ -119,10 +119,16 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
     trees_r = [Tree.from_json(x) for x in json.loads((workdir / f"round_{R}" / "trees.json").read_text())]
     n_verified = metrics[-1]["n_sft"]  # the last policy's SFT set (accumulated over rounds if asked)
     train_seed = seed if R == 1 else seed + R  # the SFT/PPM seed of the last round (run_neural / SelfEvolution)
-    rm = reward_model_ablation(cfg, seeds[:cfg.ablation_seeds], trees_r, policy_rk, test, ex, fmt, n_mid, train_seed)
-    generator = evo.bootstrap if R == 1 else TinyStepPolicy(evo.models[R - 1][0])
-    data = data_ablation(cfg, generator, eng["pool"], n_verified, neu["base"], test, ex, fmt, seed + 6000,
-                         train_seed)
+    if cfg.ablations:
+        rm = reward_model_ablation(cfg, seeds[:cfg.ablation_seeds], trees_r, policy_rk, test, ex, fmt, n_mid,
+                                   train_seed)
+        generator = evo.bootstrap if R == 1 else TinyStepPolicy(evo.models[R - 1][0])
+        data = data_ablation(cfg, generator, eng["pool"], n_verified, neu["base"], test, ex, fmt, seed + 6000,
+                             train_seed)
+    else:  # skipped (ablations=false): D1-D4 and E1 are "not measured"
+        rm = {"PQM": None, "ORM": None, "n_pqm_targets": 0, "n_orm_targets": 0, "losses": {}, "skipped": True}
+        data = {"n_verified": n_verified, "n_rejection": 0, "greedy_correct": None, "sft_losses": [],
+                "skipped": True}
     t3 = time.perf_counter()
     return {"timing": [("rounds 2..R (search + SFT + PPM)", t1 - t0), ("evaluation of every round", t2 - t1),
                        ("reward-model and SFT-data ablations", t3 - t2)],"metrics": metrics, "per_round": per_round, "last": last, "seeds": seeds, "n_mid": n_mid,

@@ -169,7 +169,8 @@ def add_full_claims(report: Report, cfg, eng: dict, evo: dict) -> None:
         if rm[other] is None:
             report.add_claim(cid, f"reward models: {what} in {label}@{n}", paper, float("nan"), ">=", thr,
                              scale=Scale.FULL, unit="points", kind="paper", source=source, requires=["K3"],
-                             note=f"no {other} training targets in the last round")
+                             note="ablations skipped (ablations=false)" if rm.get("skipped")
+                             else f"no {other} training targets in the last round")
             continue
         d.add(cid, f"reward models: {what} in {label}@{n}{' on the hard split' if split == 'hard' else ''}", paper,
               _outcomes(last[:len(rm[other])], f"{method}@{n}"),
@@ -191,7 +192,8 @@ def add_full_claims(report: Report, cfg, eng: dict, evo: dict) -> None:
     if data["greedy_correct"] is None:
         report.add_claim("E1", e1, e1_paper, float("nan"), ">=", -1.0, scale=Scale.FULL, unit="points",
                          kind="paper", source=e1_source, requires=["K4"],
-                         note="plain sampling found no correct solution")
+                         note="ablations skipped (ablations=false)" if data.get("skipped")
+                         else "plain sampling found no correct solution")
     else:
         d.add("E1", e1, e1_paper, gk, np.array([data["greedy_correct"]], float), -1.0, source=e1_source,
               requires=("K4",),

@@ -65,6 +65,7 @@ class Config:
     pair_edit_unit: str = "code_token"  # pair edit filter on code tokens (or "char"acters: official, 20)
     pair_min_edit: int = 1  # minimum edit distance of a step pair in pair_edit_unit (official: 20 characters)
     accumulate_sft: bool = True  # rounds >= 2 keep earlier rounds' trajectories of problems they did not solve
+    ablations: bool = True  # run the reward-model (D1-D4) and SFT-data (E1) ablations on the last round
     vote: tuple = (2, 2, 2)  # multi-run MCTS+PPM of the last round: (runs, rollouts per run, top-K of the vote)
     pretrain_in_context: bool = True  # base pretraining also on question copies and question <sep> sentence <sep> step
 
@@ -80,7 +81,7 @@ class Config:
         check_positive(self.time_budget_s, "time_budget_s", allow_zero=True)
         check_option(self.ppm_loss, "ppm_loss", ("paper", "official"))
         check_option(self.pair_edit_unit, "pair_edit_unit", ("char", "code_token"))
-        for name in ("fresh", "accumulate_sft", "pretrain_in_context"):
+        for name in ("fresh", "accumulate_sft", "pretrain_in_context", "ablations"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
         for name in ("levels", "test_levels", "eval_ns", "vote"):
@@ -211,7 +212,7 @@ def _run(seed: int, out: Path, config: Config, baseline: bool) -> Report:
 
 # fields that do not change what a finished round holds (a resumed run may change them)
 _RESUME_FREE = ("time_budget_s", "fresh", "n_test", "test_levels", "eval_ns", "eval_seeds", "ablation_seeds",
-                "rejection_samples", "ablation_steps", "n_boot", "torch_threads")
+                "rejection_samples", "ablation_steps", "n_boot", "torch_threads", "vote", "ablations")
 
 
 def prepare_workdir(workdir: Path, config: Config, seed: int, baseline: bool) -> Path:
@@ -229,6 +230,8 @@ def prepare_workdir(workdir: Path, config: Config, seed: int, baseline: bool) ->
         shutil.rmtree(workdir)
     if workdir.exists() and any(workdir.iterdir()):
         old = json.loads(key_file.read_text()) if key_file.is_file() else None
+        if old is not None:  # fields that became resume-free since that run was written do not count
+            old["config"] = {k: v for k, v in old.get("config", {}).items() if k not in _RESUME_FREE}
         if old != key:
             diff = sorted(k for k in set(key["config"]) | set((old or {}).get("config", {}))
                           if key["config"].get(k) != (old or {}).get("config", {}).get(k))
