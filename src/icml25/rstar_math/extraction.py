@@ -241,7 +241,7 @@ def code_tokens(step: str) -> list[str]:
 
     Examples
     --------
-    >>> code_tokens(" # Bob has 3 more than Ann \n Bob = Ann + 3 <end_of_step>")
+    >>> code_tokens(" # Bob has 3 more than Ann \\n Bob = Ann + 3 <end_of_step>")
     ['Bob', '=', 'Ann', '+', '3']
     """
     from ._checks import check_text
