@@ -117,12 +117,22 @@ CASES = [
     BadInputCase("CharTokenizer.encode", lambda: {"text": "abc"}, obj=_tok),
     BadInputCase("CharTokenizer.decode", lambda: {"ids": [3, 4]}, obj=_tok),
     BadInputCase("ByteTokenizer", lambda: {}),
+    BadInputCase("WordTokenizer", lambda: {"words": ["a", "b", "\n"]}),
+    BadInputCase("WordTokenizer.encode", lambda: {"text": "a b"}, obj=lambda: __import__("icml25.llm").llm
+                 .WordTokenizer(["a", "b"])),
+    BadInputCase("WordTokenizer.decode", lambda: {"ids": [3, 4]}, obj=lambda: __import__("icml25.llm").llm
+                 .WordTokenizer(["a", "b"])),
     BadInputCase("ByteTokenizer.encode", lambda: {"text": "abc"}, obj=lambda: __import__("icml25.llm").llm
                  .ByteTokenizer()),
     BadInputCase("ByteTokenizer.decode", lambda: {"ids": [97, 257]}, obj=lambda: __import__("icml25.llm").llm
                  .ByteTokenizer()),
     BadInputCase("load_tokenizer", lambda: {"path": str(Path(_saved_tiny()) / "tokenizer.json")}, {"path": TEXT}),
     BadInputCase("load_model", lambda: {"spec": f"tiny:{_saved_tiny()}"}, {"spec": TEXT}),
+    BadInputCase("sample_shared_prefix", lambda: {"lm": _tiny(), "prompts": ["ab", "c"], "n": 2, "temperature": 1.0,
+                                                  "max_tokens": 4, "stop_ids": [1], "seed": 0},
+                 {"n": SIZE, "temperature": REAL, "max_tokens": SIZE}),
+    BadInputCase("prefix_hidden_states", lambda: {"module": _tiny().module, "pad_id": 0, "prefix_rows": [[1, 3, 4]],
+                                                  "row_of": [0, 0], "step_ids": [[5], [3, 4]]}),
     BadInputCase("save_random_gpt2", lambda: {"directory": str(_TMP / "gpt2"), "corpus": TEXTS * 3, "n_layer": 1,
                                               "n_embd": 8, "n_head": 2, "n_positions": 32, "vocab_size": 280,
                                               "initializer_range": 0.02},

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icml25.llm.tokenizers import EOT, ByteTokenizer, CharTokenizer, load_tokenizer
+from icml25.llm.tokenizers import EOT, ByteTokenizer, CharTokenizer, WordTokenizer, load_tokenizer
 
 
 def test_char_roundtrip_and_specials():
@@ -41,7 +41,22 @@ def test_byte_eot_is_one_id():
     assert tok.decode([0xC3]) == "\ufffd"  # a cut multi-byte character is replaced, never raises
 
 
-@pytest.mark.parametrize("tok", [CharTokenizer.from_texts(["xyz\n"], extra=["<|a|>"]), ByteTokenizer()])
+def test_word_tokenizer():
+    tok = WordTokenizer(["x", "=", "y", "\n", "x"])  # duplicates dropped
+    assert tok.vocab_size == 7 and tok.itos[:3] == ["<|pad|>", "<|eot|>", "<|unk|>"]
+    ids = tok.encode("x = y \n zz <|eot|>")
+    assert ids == [3, 4, 5, 6, tok.unk_id, tok.eot_id]
+    assert tok.decode([3, 4, 5, 0, 6]) == "x = y \n"  # padding dropped, words joined by single spaces
+    assert tok.encode(tok.decode(ids)) == ids
+    assert tok.decode(ids, skip_special=True) == "x = y \n"
+    with pytest.raises(ValueError, match="without spaces"):
+        WordTokenizer(["a b"])
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        tok.decode([99])
+
+
+@pytest.mark.parametrize("tok", [CharTokenizer.from_texts(["xyz\n"], extra=["<|a|>"]), ByteTokenizer(),
+                                 WordTokenizer(["xy", "<|eot|>", "\n"])])
 def test_save_load(tmp_path, tok):
     tok.save(tmp_path / "tok.json")
     back = load_tokenizer(tmp_path / "tok.json")

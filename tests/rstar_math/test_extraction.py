@@ -99,3 +99,50 @@ def test_sft_top2_by_avg_then_min_q():
     assert [r.response.split()[1] for r in recs] == ["A", "A"]
     with pytest.raises(ValueError):
         extract_sft([t], top_k=0)
+
+
+def test_code_token_edit_filter_keeps_one_token_process_errors_and_drops_comment_only_pairs():
+    from icml25.rstar_math.extraction import code_tokens
+
+    good = " # Bob has 3 more than Ann \n Bob = Ann + 3 <end_of_step>"
+    wrong_op = " # Bob has 3 more than Ann \n Bob = Ann - 3 <end_of_step>"
+    same_code = " # Bob gets 3 more \n Bob = Ann + 3 <end_of_step>"
+    assert code_tokens(good) == ["Bob", "=", "Ann", "+", "3"]
+    assert code_tokens(" print ( Bob ) <end_of_code> <output> 7 <end_of_output>") == ["print", "(", "Bob", ")"]
+    pairs = [PairRecord("p", good, wrong_op, 1, 1, 1.0), PairRecord("p", good, same_code, 1, 1, 1.0)]
+    # the official character filter drops the real process error (1 character apart) ...
+    assert edit_distance(good, wrong_op) == 1 and filter_pairs(pairs, 0.5, 20) == []
+    # ... the code-token filter keeps it and drops the pair whose code is identical
+    assert filter_pairs(pairs, 0.5, 1, edit_unit="code_token") == pairs[:1]
+    # brute-force check of the token Levenshtein distance on small lists
+    assert edit_distance(["a", "b", "c"], ["b", "c", "d"]) == 2 and edit_distance([], ["x", "y"]) == 2
+    with pytest.raises(ValueError, match="edit_unit"):
+        filter_pairs(pairs, 0.5, 1, edit_unit="word")
+
+
+def test_entity_renaming_keeps_trajectories_correct_and_changes_names():
+    import numpy as np
+
+    from icml25.rstar_math.augment import augment_renamed, rename_entities
+    from icml25.rstar_math.executors import SafeArithExecutor
+    from icml25.rstar_math.step_format import StepFormat
+    from icml25.rstar_math.steparith import NAMES, StepArithGenerator
+
+    fmt, ex = StepFormat(), SafeArithExecutor(allow_float=False)
+    probs = StepArithGenerator(levels=(3, 4, 5), seed=1).sample(10)
+    examples = [(fmt.prompt(p.question), "".join(p.canonical_steps())) for p in probs]
+    out = augment_renamed(examples, copies=3, seed=0)
+    assert len(out) == 40 and out[:10] == examples
+    changed = 0
+    for (q, r), (q2, r2) in zip(examples * 3, out[10:]):
+        names = {w for w in q.split() if w in NAMES}
+        names2 = {w for w in q2.split() if w in NAMES}
+        assert len(names2) == len(names)  # a permutation: distinct names stay distinct
+        changed += names != names2
+        # the renamed solution still runs to the same answer, and only its names differ
+        assert ex.run(fmt.code_of(r2)).stdout == ex.run(fmt.code_of(r)).stdout
+        assert len(r.split()) == len(r2.split()) and [w for w in r.split() if w.isdigit()] == \
+            [w for w in r2.split() if w.isdigit()]
+    assert changed >= 25
+    a = rename_entities(["Ann has 3 pens .", " Ann = 3"], np.random.default_rng(5))
+    assert a[0].split()[0] == a[1].split()[0]  # one mapping for the question and the response

@@ -73,11 +73,13 @@ def _report(acc: float) -> Report:
     n_test = 20
     ev = _evals(acc, n_test)
     evo = {"n_mid": 4, "last": [ev], "per_round": {1: ev}, "coverage": [50.0], "test_levels": [1, 2] * 10,
-           "heldout_pair_acc": 0.5, "n_heldout_pairs": 10,
+           "heldout_pair_acc": 0.5, "n_heldout_pairs": 10, "heldout_per_round": {1: 0.5},
+           "vote": {"acc": acc, "steps": float("nan"), "correct": ev["greedy"]["correct"]},
            "reward_models": {"PQM": [ev], "ORM": [ev], "n_pqm_targets": 5, "n_orm_targets": 5, "losses": {}},
            "data": {"greedy_correct": ev["greedy"]["correct"], "n_verified": 4, "n_rejection": 4,
                     "sft_losses": [1.0]},
-           "metrics": [{"n_pairs": 10, "ppm_loss_last": 0.1, "sft_loss_last": 0.2}]}
+           "metrics": [{"round": 1, "coverage": 0.5, "n_sft": 4, "n_pairs": 10, "n_step_pairs": 6,
+                        "ppm_loss_last": 0.1, "sft_loss_last": 0.2}]}
     eng = {"level_rows": [{"level": 1, "problems": 10, "single_sample_acc_%": 40.0, "mcts_coverage_%": 80.0},
                           {"level": "all", "problems": 10, "single_sample_acc_%": 40.0, "mcts_coverage_%": 80.0}]}
     cfg = Config(eval_ns=(2, 4), n_boot=200)

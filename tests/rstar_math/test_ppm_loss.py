@@ -92,3 +92,29 @@ def test_shared_prefix_scoring_equals_plain_scoring():
     plain = ppm.raw_scores(prefixes, steps, share_prefix=False)
     assert len(set(prefixes)) < len(prefixes) and np.ptp(plain) > 0.1
     np.testing.assert_allclose(shared, plain, atol=1e-4, rtol=1e-4)
+
+
+def test_shared_prefix_scoring_near_the_context_limit():
+    # one prefix almost fills the context and has a short step; another child batch row has a long step:
+    # the padded tail of the short row must not index positions past the context (it did before the clamp)
+    from icml25.rstar_math.step_format import StepFormat
+    from icml25.rstar_math.steparith import StepArithGenerator
+
+    fmt = StepFormat()
+    ppm = PPMModel.from_policy(make_tiny_lm(n_layer=1, n_head=2, n_embd=32, block_size=120, seed=1))
+    with torch.no_grad():
+        ppm.summary.weight.normal_()
+    tok = ppm.tokenizer
+    p = StepArithGenerator(levels=(6,), seed=2).sample(1)[0]
+    sol = p.canonical_steps()
+    long_prefix = fmt.prompt(p.question) + "".join(sol[:3])
+    words = tok.words(long_prefix)
+    short = " " + " ".join(words[-(ppm.block_size - 6):]).lstrip("\n ")
+    short_step, long_step = " Ann = 3 <end_of_step>", sol[4]
+    assert len(tok.encode(short)) + 1 + len(tok.encode(short_step)) <= ppm.block_size
+    assert len(tok.encode(short)) + 1 + len(tok.encode(long_step)) > ppm.block_size
+    other = fmt.prompt(StepArithGenerator(levels=(1,), seed=3).sample(1)[0].question)
+    prefixes, steps = [short, other], [short_step, long_step]
+    shared = ppm.raw_scores(prefixes, steps, chunk=8)
+    plain = ppm.raw_scores(prefixes, steps, share_prefix=False)
+    np.testing.assert_allclose(shared, plain, atol=1e-4, rtol=1e-4)

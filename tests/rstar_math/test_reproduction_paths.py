@@ -10,11 +10,12 @@ from icml25.rstar_math.reproduce import Config, reproduce
 
 
 def _toy(**kw) -> Config:
-    return Config(n_problems=16, levels=(1, 2), rollouts=4, n_pretrain_problems=60, pretrain_steps=20, sft_steps=10,
-                 ppm_steps=8, batch_size=8, ppm_batch_pairs=4, n_embd=32, n_layer=1, n_head=2, block_size=200,
-                 n_heldout=4, rounds=3, later_candidates=3, later_rollouts=2, extra_rollouts=2, n_test=6,
-                 test_levels=(1, 5), eval_ns=(2, 4), eval_seeds=2, ablation_seeds=1, rejection_samples=2,
-                 ablation_steps=4, n_boot=200, **kw)
+    base = dict(n_problems=16, levels=(1, 2), rollouts=4, n_pretrain_problems=60, pretrain_steps=20, sft_steps=10,
+                ppm_steps=8, batch_size=8, ppm_batch_pairs=4, n_embd=32, n_layer=1, n_head=2, block_size=200,
+                n_heldout=4, rounds=3, later_candidates=3, later_rollouts=2, extra_rollouts=2, n_test=6,
+                test_levels=(1, 5), eval_ns=(2, 4), eval_seeds=2, ablation_seeds=1, rejection_samples=2,
+                ablation_steps=4, n_boot=200)
+    return Config(**{**base, **kw})
 
 
 def test_three_round_path_runs_at_toy_size(tmp_path: Path):
@@ -47,3 +48,35 @@ def test_time_budget_stops_with_a_clear_error_and_keeps_finished_rounds(tmp_path
     assert _guarded(lambda: reproduce(Scale.QUICK, 0, tmp_path, _toy(time_budget_s=1e-6)), False) == 2
     err = capsys.readouterr().err
     assert "time budget" in err and "Traceback" not in err
+
+
+def test_reproduce_resumes_finished_rounds_and_fresh_starts_over(tmp_path: Path):
+    cfg = _toy(rounds=2, eval_seeds=1, n_test=4)
+    first = reproduce(Scale.QUICK, 0, tmp_path, cfg)
+    work = tmp_path / "self_evolution"
+    files = [work / "base" / "model.pt", work / "round_1" / "neural.json", work / "round_2" / "trees.json",
+             work / "round_2" / "metrics.json"]
+    stamps = [f.stat().st_mtime_ns for f in files]
+    again = reproduce(Scale.QUICK, 0, tmp_path, cfg)  # resumes: nothing is re-trained or re-searched
+    assert [f.stat().st_mtime_ns for f in files] == stamps
+    assert [(c.id, c.measured) for c in again.claims if c.id.startswith(("B", "C2"))] == \
+        [(c.id, c.measured) for c in first.claims if c.id.startswith(("B", "C2"))]
+    # evaluation-only settings may change on a resumed run; skipped ablations are "not measured", never "held"
+    lean = reproduce(Scale.QUICK, 0, tmp_path, _toy(rounds=2, eval_seeds=1, n_test=4, vote=(1, 1, 1),
+                                                    ablations=False))
+    assert [f.stat().st_mtime_ns for f in files] == stamps
+    for c in lean.claims:
+        if c.id in ("D1", "D2", "D3", "D4", "E1"):
+            assert not c.held and "ablations skipped" in c.note, c.id
+    with pytest.raises(ValueError, match="sft_steps.*fresh=true"):  # other settings never mix with these rounds
+        reproduce(Scale.QUICK, 0, tmp_path, _toy(rounds=2, eval_seeds=1, n_test=4, sft_steps=11))
+    reproduce(Scale.QUICK, 0, tmp_path, _toy(rounds=2, eval_seeds=1, n_test=4, sft_steps=11, fresh=True))
+    assert all(f.stat().st_mtime_ns != s for f, s in zip(files, stamps))
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")

@@ -62,4 +62,22 @@ def test_time_budget_and_bad_config(tmp_path):
         SelfEvolution(pool, NoisyRuleSolver(pool), bad, tmp_path / "b", base, SafeArithExecutor(False)).run()
     with pytest.raises(ValueError):
         SelfEvolution([], NoisyRuleSolver(pool), rounds, tmp_path, base, SafeArithExecutor(False))
-    assert [r.mcts.n_candidates for r in paper_rounds()] == [5, 8, 8]
+    assert [r.mcts.n_candidates for r in paper_rounds()] == [5, 8, 8, 8]
+
+
+def test_accumulated_sft_keeps_problems_solved_in_earlier_rounds(tmp_path):
+    from dataclasses import replace
+
+    pool, base, rounds = _setup(tmp_path)
+    # round 2 searches with a weak (1-rollout) bootstrap so that it misses problems round 1 solved
+    weak = replace(rounds[1], mcts=MCTSConfig(n_candidates=1, rollouts=1, max_depth=10, errors_threshold=1),
+                   accumulate_sft=True, pair_min_edit=1, pair_edit_unit="code_token")
+    m = SelfEvolution(pool, NoisyRuleSolver(pool, seed=0), [rounds[0], weak], tmp_path, base,
+                      SafeArithExecutor(False), max_tokens=24).run()
+    d1 = json.loads((tmp_path / "round_1" / "data.json").read_text())["sft"]
+    d2 = json.loads((tmp_path / "round_2" / "data.json").read_text())["sft"]
+    solved1, solved2 = {r["query"] for r in d1}, {r["query"] for r in d2}
+    assert solved1 - solved2  # the setting really loses problems
+    assert m[1]["n_sft_this_round"] == len(d2)
+    assert m[1]["n_sft_problems"] == len(solved1 | solved2)  # ... and the SFT set keeps them
+    assert m[1]["n_sft"] == len(d2) + sum(r["query"] not in solved2 for r in d1)

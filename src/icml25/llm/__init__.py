@@ -11,15 +11,16 @@ from typing import Any
 from .base import Generation, LanguageModel, Tokenizer, truncate_at_stop, validate_prompts
 
 __all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "TinyGPT", "TinyGPTConfig",
-           "CharTokenizer", "ByteTokenizer", "HFModel", "OpenAIServer", "load_model", "validate_prompts",
+           "CharTokenizer", "ByteTokenizer", "WordTokenizer", "HFModel", "OpenAIServer", "load_model", "validate_prompts",
            "TinyGPTModule", "OpenAIServerError", "load_tokenizer", "save_random_gpt2", "pretrained_path",
-           "load_encoder", "known_models"]
+           "load_encoder", "known_models", "sample_shared_prefix", "prefix_hidden_states"]
 
 _LAZY = {
     "TinyGPT": ("icml25.llm.tiny", "TinyGPT"),
     "TinyGPTConfig": ("icml25.llm.tiny", "TinyGPTConfig"),
     "CharTokenizer": ("icml25.llm.tokenizers", "CharTokenizer"),
     "ByteTokenizer": ("icml25.llm.tokenizers", "ByteTokenizer"),
+    "WordTokenizer": ("icml25.llm.tokenizers", "WordTokenizer"),
     "HFModel": ("icml25.llm.hf", "HFModel"),
     "save_random_gpt2": ("icml25.llm.hf", "save_random_gpt2"),
     "OpenAIServer": ("icml25.llm.openai_server", "OpenAIServer"),
@@ -30,6 +31,8 @@ _LAZY = {
     "pretrained_path": ("icml25.llm.pretrained", "pretrained_path"),
     "load_encoder": ("icml25.llm.pretrained", "load_encoder"),
     "known_models": ("icml25.llm.pretrained", "known_models"),
+    "sample_shared_prefix": ("icml25.llm.shared_prefix", "sample_shared_prefix"),
+    "prefix_hidden_states": ("icml25.llm.shared_prefix", "prefix_hidden_states"),
 }
 
 

@@ -1,7 +1,8 @@
-"""Character- and byte-level tokenizers for :class:`~icml25.llm.tiny.TinyGPT`.
+"""Character-, byte- and word-level tokenizers for :class:`~icml25.llm.tiny.TinyGPT`.
 
-Both tokenizers have a padding token and an end-of-text token ``<|eot|>`` that is encoded as one id wherever the
+The character and byte tokenizers have a padding token and an end-of-text token ``<|eot|>`` that is encoded as one id wherever the
 string ``"<|eot|>"`` appears in a text. They save to and load from JSON (:func:`load_tokenizer`).
+:class:`WordTokenizer` has a closed vocabulary of whitespace-separated words (for synthetic domains).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PAD", "EOT", "UNK", "CharTokenizer", "ByteTokenizer", "load_tokenizer", "tokenizer_from_dict"]
+__all__ = ["PAD", "EOT", "UNK", "CharTokenizer", "ByteTokenizer", "WordTokenizer", "load_tokenizer",
+           "tokenizer_from_dict"]
 
 PAD = "<|pad|>"
 EOT = "<|eot|>"
@@ -233,17 +235,103 @@ class ByteTokenizer:
         return isinstance(other, ByteTokenizer)
 
 
-def tokenizer_from_dict(d: dict[str, Any]) -> CharTokenizer | ByteTokenizer:
-    """Rebuild a tokenizer from :meth:`CharTokenizer.to_dict` / :meth:`ByteTokenizer.to_dict` output."""
+_WORD_SPLIT = re.compile(r"\n|[^ \t\r\n]+")
+
+
+class WordTokenizer:
+    """Whitespace word tokenizer over a closed vocabulary (``\\n`` is a word of its own).
+
+    Ids ``0``/``1``/``2`` are ``<|pad|>``/``<|eot|>``/``<|unk|>``, then ``words`` in order (duplicates dropped).
+    Decoding joins words with single spaces, so ``encode(decode(ids)) == ids`` for ids without unk.
+
+    Parameters
+    ----------
+    words : iterable of str
+        The vocabulary: non-empty strings without whitespace, or ``"\\n"``.
+    """
+
+    def __init__(self, words: Iterable[str]) -> None:
+        if isinstance(words, str):
+            raise TypeError("words must be an iterable of strings, not one string")
+        words = list(words)
+        for w in words:
+            if not isinstance(w, str) or not w or (w != "\n" and _WORD_SPLIT.fullmatch(w) is None):
+                raise ValueError(f"vocabulary words must be non-empty strings without spaces, got {w!r}")
+        self.itos: list[str] = [PAD, EOT, UNK] + [w for w in dict.fromkeys(words) if w not in (PAD, EOT, UNK)]
+        self.stoi: dict[str, int] = {w: i for i, w in enumerate(self.itos)}
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of ids."""
+        return len(self.itos)
+
+    @property
+    def pad_id(self) -> int:
+        """Id of the padding token."""
+        return 0
+
+    @property
+    def eot_id(self) -> int:
+        """Id of the end-of-text token ``<|eot|>``."""
+        return 1
+
+    @property
+    def unk_id(self) -> int:
+        """Id of unknown words."""
+        return 2
+
+    @staticmethod
+    def words(text: str) -> list[str]:
+        """Split ``text`` into words (``\\n`` is a word)."""
+        return _WORD_SPLIT.findall(_check_text(text))
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` (unknown words -> the unk id)."""
+        stoi = self.stoi
+        return [stoi.get(w, 2) for w in _WORD_SPLIT.findall(_check_text(text))]
+
+    def decode(self, ids: Iterable[int], skip_special: bool = False) -> str:
+        """Words of ``ids`` joined by single spaces (padding dropped; eot/unk too if ``skip_special``)."""
+        out = []
+        n = len(self.itos)
+        for i in ids:
+            i = int(i)
+            if not 0 <= i < n:
+                raise ValueError(f"token id {i} is outside the vocabulary [0, {n})")
+            if i == 0 or (skip_special and i < 3):
+                continue
+            out.append(self.itos[i])
+        return " ".join(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able description (inverse of :func:`tokenizer_from_dict`)."""
+        return {"type": "word", "words": self.itos[3:]}
+
+    def save(self, path: str | Path) -> None:
+        """Write the vocabulary as JSON to ``path``."""
+        Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False))
+
+    def __repr__(self) -> str:
+        return f"WordTokenizer(vocab_size={self.vocab_size})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WordTokenizer) and other.itos == self.itos
+
+
+def tokenizer_from_dict(d: dict[str, Any]) -> CharTokenizer | ByteTokenizer | WordTokenizer:
+    """Rebuild a tokenizer from the ``to_dict`` output of :class:`CharTokenizer`, :class:`ByteTokenizer` or
+    :class:`WordTokenizer`."""
     kind = d.get("type") if isinstance(d, dict) else None
     if kind == "char":
         return CharTokenizer(d["chars"], d.get("specials", ()))
     if kind == "byte":
         return ByteTokenizer()
-    raise ValueError(f"unknown tokenizer description: expected type 'char' or 'byte', got {kind!r}")
+    if kind == "word":
+        return WordTokenizer(d["words"])
+    raise ValueError(f"unknown tokenizer description: expected type 'char', 'byte' or 'word', got {kind!r}")
 
 
-def load_tokenizer(path: str | Path) -> CharTokenizer | ByteTokenizer:
+def load_tokenizer(path: str | Path) -> CharTokenizer | ByteTokenizer | WordTokenizer:
     """Load a tokenizer saved with ``save(path)``."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file path (str or Path), got {type(path).__name__}")

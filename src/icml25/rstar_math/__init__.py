@@ -5,13 +5,15 @@ Search, extraction and the synthetic domain are pure Python; the neural parts (p
 """
 
 from .answer_check import AnswerChecker
+from .augment import augment_renamed, rename_entities
 from .benchmarks_data import gsm8k_code_steps, load_benchmark, load_gsm8k_annotated
 from .bootstrap_solver import ErrorRates, NoisyRuleSolver
-from .evaluation import Chain, evaluate, majority_vote, sample_chains
+from .evaluation import Chain, evaluate, majority_vote, multi_run_mcts, sample_chains, top_k_vote
 from .executors import CodeExecutor, ExecResult, SafeArithExecutor, accumulated_code
 from .extraction import (
                          PairRecord,
                          SFTRecord,
+                         code_tokens,
                          edit_distance,
                          extract_pairs,
                          extract_sft,
@@ -66,7 +68,8 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "AnswerChecker", "ErrorRates", "NoisyRuleSolver", "Chain", "evaluate", "majority_vote", "sample_chains",
+    "AnswerChecker", "augment_renamed", "rename_entities", "code_tokens", "ErrorRates", "NoisyRuleSolver", "Chain", "evaluate", "majority_vote", "sample_chains",
+    "top_k_vote", "multi_run_mcts",
     "CodeExecutor", "ExecResult", "SafeArithExecutor", "accumulated_code", "PairRecord", "SFTRecord",
     "edit_distance", "extract_pairs", "extract_sft", "filter_pairs", "final_answer_pairs", "to_trl", "MCTS",
     "MCTSConfig", "ConstantScorer", "SubprocessExecutor", "DEFAULT_ALLOWED_IMPORTS", "HiddenStateValueHead", "LMStepPolicy",

@@ -66,20 +66,23 @@ def rejection_sampled_sft(cfg, generator, pool, n_target: int, executor, fmt, se
     return [per_problem[i] for i in sorted(keep)]
 
 
-def data_ablation(cfg, generator, pool, verified: list, base_lm, test, executor, fmt, sample_seed: int,
+def data_ablation(cfg, generator, pool, n_verified: int, base_lm, test, executor, fmt, sample_seed: int,
                   train_seed: int) -> dict:
-    """Greedy accuracy of a policy SFT'd (same steps and seed as the verified-data policy) on rejection-sampled
-    data matched in size to ``verified``.
+    """Greedy accuracy of a policy SFT'd (same steps, seed and renaming augmentation as the verified-data policy)
+    on rejection-sampled data matched in size to the verified set (``n_verified`` trajectories).
 
     Returns ``{"n_verified", "n_rejection", "greedy_correct": list[bool] or None, "sft_losses"}``; ``None`` when
     plain sampling found no correct solution at all.
     """
-    records = rejection_sampled_sft(cfg, generator, pool, len(verified), executor, fmt, sample_seed)
+    from .augment import augment_renamed
+
+    records = rejection_sampled_sft(cfg, generator, pool, n_verified, executor, fmt, sample_seed)
     if not records:
-        return {"n_verified": len(verified), "n_rejection": 0, "greedy_correct": None, "sft_losses": []}
+        return {"n_verified": n_verified, "n_rejection": 0, "greedy_correct": None, "sft_losses": []}
     lm = clone_lm(base_lm)
-    losses = train_sft(lm, sft_examples(records, fmt), steps=cfg.ablation_steps or cfg.sft_steps,
-                       batch_size=cfg.batch_size, lr=cfg.lr, seed=train_seed)
+    examples = augment_renamed(sft_examples(records, fmt), cfg.rename_copies, seed=train_seed)
+    losses = train_sft(lm, examples, steps=cfg.ablation_steps or cfg.sft_steps, batch_size=cfg.batch_size,
+                       lr=cfg.lr, seed=train_seed)
     greedy = sample_chains(TinyStepPolicy(lm), executor, test, 1, 0.0, cfg.max_depth, 1, 32, train_seed, fmt=fmt)
-    return {"n_verified": len(verified), "n_rejection": len(records),
+    return {"n_verified": n_verified, "n_rejection": len(records),
             "greedy_correct": [row[0].correct for row in greedy], "sft_losses": losses}

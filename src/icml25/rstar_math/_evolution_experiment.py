@@ -5,7 +5,6 @@ with greedy / maj@N / BoN@N / MCTS+PPM@N on a held-out StepArith test set."""
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -26,7 +25,8 @@ from .tree import Tree
 def round_configs(cfg) -> list[RoundConfig]:
     """Rounds of the reproduction: r1 bootstrap terminal-guided, r2 SLM terminal-guided, r3+ PPM-augmented."""
     train = dict(sft_steps=cfg.sft_steps, ppm_steps=cfg.ppm_steps, batch_size=cfg.batch_size,
-                 ppm_batch_pairs=cfg.ppm_batch_pairs, lr=cfg.lr, ppm_loss=cfg.ppm_loss)
+                 ppm_batch_pairs=cfg.ppm_batch_pairs, lr=cfg.lr, ppm_loss=cfg.ppm_loss, pair_min_edit=cfg.pair_min_edit,
+                 pair_edit_unit=cfg.pair_edit_unit, accumulate_sft=cfg.accumulate_sft, rename_copies=cfg.rename_copies)
     out = [RoundConfig(MCTSConfig(n_candidates=cfg.n_candidates, rollouts=cfg.rollouts, max_depth=cfg.max_depth,
                                   errors_threshold=cfg.errors_threshold), **train)]
     for k in range(2, cfg.rounds + 1):
@@ -39,17 +39,23 @@ def round_configs(cfg) -> list[RoundConfig]:
 
 
 def write_round1(workdir: Path, eng: dict, neu: dict, rc: RoundConfig) -> None:
-    """Checkpoint round 1 in the SelfEvolution layout so that later rounds resume from it."""
+    """Checkpoint round 1 in the SelfEvolution layout so that later rounds resume from it (kept if a previous
+    run wrote it)."""
     d = workdir / "round_1"
+    if (d / "metrics.json").is_file():
+        return
     d.mkdir(parents=True, exist_ok=True)
     (d / "trees.json").write_text(json.dumps([t.to_json() for t in eng["trees"]]))
     (d / "data.json").write_text(json.dumps({"sft": [r.to_dict() for r in eng["sft"]],
                                              "pairs": [p.to_dict() for p in eng["pairs"]]}))
-    save_tiny_lm(neu["policy"], d / "policy")
-    neu["ppm"].save(d / "ppm")
+    if not (d / "policy" / "model.pt").is_file():
+        save_tiny_lm(neu["policy"], d / "policy")
+        neu["ppm"].save(d / "ppm")
     (d / "metrics.json").write_text(json.dumps({
         "round": 1, "coverage": sum(t.solved() for t in eng["trees"]) / len(eng["trees"]), "n_sft": len(eng["sft"]),
-        "n_pairs": len(eng["pairs"]), "n_step_pairs": eng["n_step_pairs"], "sft_loss_first": neu["sft_first"],
+        "n_sft_this_round": len(eng["sft"]), "n_sft_problems": len({r.query for r in eng["sft"]}),
+        "n_pairs": len(eng["pairs"]), "n_step_pairs": eng["n_step_pairs"], "n_final_pairs": eng["n_final_pairs"],
+        "sft_loss_first": neu["sft_first"],
         "sft_loss_last": neu["sft_last"], "ppm_loss_last": neu["ppm_last"], "ppm_train_pair_acc":
         neu["ppm_pair_acc"], "search_seconds": 0.0, "config": asdict(rc)}))
 
@@ -69,8 +75,6 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
     fmt = StepFormat()
     ex = SafeArithExecutor(allow_float=False)
     rounds = round_configs(cfg)
-    if workdir.exists():  # the reproduction always starts fresh (resuming is a library feature)
-        shutil.rmtree(workdir)
     write_round1(workdir, eng, neu, rounds[0])
     if time_budget_s is not None and time_budget_s <= 0:
         raise TimeBudgetExceeded(f"the time budget ran out during round 1 (base model, SFT, PPM); round 1 is in "
@@ -97,24 +101,38 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
     per_round = {k: run_eval(k, ("greedy", "maj", "bon", "mcts"), (n_mid,), seed) for k in range(1, R)}
     last = [run_eval(R, ("greedy", "maj", "bon", "mcts"), cfg.eval_ns, s) for s in seeds]
     per_round[R] = last[0]
+    # the official multi-run test-time search (spec §2.11) on the last round, first seed
+    lm_r, ppm_r = evo.models[R]
+    vote = evaluate(test, TinyStepPolicy(lm_r), ex, ppm_r, methods=("mcts_vote",), ns=(1,), seed=seeds[0],
+                    mcts_config=mcfg, max_depth=cfg.max_depth, fmt=fmt, vote=tuple(cfg.vote))["mcts_vote"]
     # held-out pairs (spec §6 item 3): bootstrap-solver trees on unseen problems, scored with the last PPM
     held = StepArithGenerator(levels=cfg.levels, seed=seed + 4000).sample(max(8, cfg.n_problems // 2))
     held_trees = MCTS(NoisyRuleSolver(held, seed=seed + 5), ex, config=rounds[0].mcts, fmt=fmt).search(held)
-    held_pairs = [p for p in extract_pairs(held_trees, fmt=fmt) if p.kind == "step"]
+    held_pairs = [p for p in extract_pairs(held_trees, min_edit=cfg.pair_min_edit, edit_unit=cfg.pair_edit_unit,
+                                           fmt=fmt) if p.kind == "step"]
     policy_rk, ppm_rk = evo.models[R]
     held_acc = pair_accuracy(ppm_rk, held_pairs) if held_pairs else float("nan")
+    held_per_round = {k: pair_accuracy(evo.models[k][1], held_pairs) if held_pairs else float("nan")
+                      for k in range(1, R + 1)}
     t2 = time.perf_counter()
     # ablations on the last round's trees and data (spec §6 items 5 and 6)
     trees_r = [Tree.from_json(x) for x in json.loads((workdir / f"round_{R}" / "trees.json").read_text())]
-    verified = json.loads((workdir / f"round_{R}" / "data.json").read_text())["sft"]
+    n_verified = metrics[-1]["n_sft"]  # the last policy's SFT set (accumulated over rounds if asked)
     train_seed = seed if R == 1 else seed + R  # the SFT/PPM seed of the last round (run_neural / SelfEvolution)
-    rm = reward_model_ablation(cfg, seeds[:cfg.ablation_seeds], trees_r, policy_rk, test, ex, fmt, n_mid, train_seed)
-    generator = evo.bootstrap if R == 1 else TinyStepPolicy(evo.models[R - 1][0])
-    data = data_ablation(cfg, generator, eng["pool"], verified, neu["base"], test, ex, fmt, seed + 6000,
-                         train_seed)
+    if cfg.ablations:
+        rm = reward_model_ablation(cfg, seeds[:cfg.ablation_seeds], trees_r, policy_rk, test, ex, fmt, n_mid,
+                                   train_seed)
+        generator = evo.bootstrap if R == 1 else TinyStepPolicy(evo.models[R - 1][0])
+        data = data_ablation(cfg, generator, eng["pool"], n_verified, neu["base"], test, ex, fmt, seed + 6000,
+                             train_seed)
+    else:  # skipped (ablations=false): D1-D4 and E1 are "not measured"
+        rm = {"PQM": None, "ORM": None, "n_pqm_targets": 0, "n_orm_targets": 0, "losses": {}, "skipped": True}
+        data = {"n_verified": n_verified, "n_rejection": 0, "greedy_correct": None, "sft_losses": [],
+                "skipped": True}
     t3 = time.perf_counter()
     return {"timing": [("rounds 2..R (search + SFT + PPM)", t1 - t0), ("evaluation of every round", t2 - t1),
                        ("reward-model and SFT-data ablations", t3 - t2)],"metrics": metrics, "per_round": per_round, "last": last, "seeds": seeds, "n_mid": n_mid,
             "test_levels": [p.level for p in test], "coverage": [m["coverage"] * 100 for m in metrics],
-            "heldout_pair_acc": held_acc, "n_heldout_pairs": len(held_pairs), "reward_models": rm, "data": data,
+            "heldout_pair_acc": held_acc, "n_heldout_pairs": len(held_pairs), "heldout_per_round": held_per_round,
+            "vote": vote, "reward_models": rm, "data": data,
             "n_test": len(test)}

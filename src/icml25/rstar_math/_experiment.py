@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -51,7 +53,8 @@ def run_engine(cfg, seed: int) -> dict:
         gold = by_q[r.query].answer
         res = ex.run(fmt.code_of(r.response))
         ok += res.error is None and res.stdout.strip() == gold and extract_boxed(r.response) == gold
-    pairs = extract_pairs(trees, min_margin=0.5, min_edit=20, include_final=True, fmt=fmt)
+    pairs = extract_pairs(trees, min_margin=0.5, min_edit=cfg.pair_min_edit, include_final=True, fmt=fmt,
+                          edit_unit=cfg.pair_edit_unit)
     step_pairs = [p for p in pairs if p.kind == "step"]
     decisive = agree = ties = 0
     for pr in step_pairs:
@@ -66,7 +69,8 @@ def run_engine(cfg, seed: int) -> dict:
     # held-out pairs for B4: the same search on an unseen pool of the same size and levels (never trained on)
     held = StepArithGenerator(levels=cfg.levels, seed=seed + 7000).sample(cfg.n_problems)
     held_trees = MCTS(NoisyRuleSolver(held, seed=seed + 7001), ex, config=mcfg, fmt=fmt).search(held)
-    held_pairs = extract_pairs(held_trees, min_margin=0.5, min_edit=20, include_final=True, fmt=fmt)
+    held_pairs = extract_pairs(held_trees, min_margin=0.5, min_edit=cfg.pair_min_edit, include_final=True,
+                               fmt=fmt, edit_unit=cfg.pair_edit_unit)
     l34_single = float(np.mean(single_l34)) * 100 if single_l34 else 0.0
     l34_cov = float(np.mean(cov_l34)) * 100 if cov_l34 else 0.0
     return {
@@ -84,25 +88,39 @@ def run_engine(cfg, seed: int) -> dict:
     }
 
 
-def run_neural(cfg, seed: int, eng: dict, baseline: bool = False) -> dict:
+def run_neural(cfg, seed: int, eng: dict, baseline: bool = False, workdir: Path | None = None) -> dict:
     """Part (b): base-model pretraining, SFT on the extracted trajectories, PPM on the extracted pairs.
 
     ``baseline=True`` is the stub's naive baseline: the pretrained base model, never SFT'd, is the policy, and
-    the PPM keeps its untrained head (no SFT, no PPM training; their losses are empty).
+    the PPM keeps its untrained head (no SFT, no PPM training; their losses are empty). With ``workdir`` the
+    base model (``workdir/base``) and round 1 (``workdir/round_1``) are loaded when a previous run finished them
+    and saved otherwise (resume).
     """
+    if workdir is not None and (workdir / "round_1" / "neural.json").is_file():
+        return _load_neural(workdir)
     from .base_model import pretrain_base
     from .process_preference_model import PPMModel, pair_accuracy, train_ppm
-    from .sft import sft_examples, train_sft
+    from .sft import train_sft
     from .tiny_policy import TinyStepPolicy, clone_lm, make_tiny_lm
 
     fmt = StepFormat()
     ex = SafeArithExecutor(allow_float=False)
-    corpus = StepArithGenerator(seed=seed + 1000).sample(cfg.n_pretrain_problems)
-    base = make_tiny_lm(cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.block_size, seed=seed)
-    t = time.perf_counter()
-    pre = pretrain_base(base, corpus, steps=cfg.pretrain_steps, batch_size=cfg.batch_size, lr=cfg.lr, seed=seed,
-                        progress=True)
-    t_pre = time.perf_counter() - t
+    base_dir = workdir / "base" if workdir is not None else None
+    if base_dir is not None and (base_dir / "pretrain.json").is_file():
+        from .tiny_policy import load_tiny_lm
+
+        base = load_tiny_lm(base_dir)
+        pre, t_pre = json.loads((base_dir / "pretrain.json").read_text()).values()
+    else:
+        corpus = StepArithGenerator(seed=seed + 1000).sample(cfg.n_pretrain_problems)
+        base = make_tiny_lm(cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.block_size, seed=seed)
+        t = time.perf_counter()
+        pre = pretrain_base(base, corpus, steps=cfg.pretrain_steps, batch_size=cfg.batch_size, lr=cfg.lr,
+                            seed=seed, progress=True, in_context=cfg.pretrain_in_context)
+        t_pre = time.perf_counter() - t
+        if base_dir is not None:
+            base.save(base_dir)
+            (base_dir / "pretrain.json").write_text(json.dumps({"losses": pre, "seconds": t_pre}))
     heldout = StepArithGenerator(levels=(1,), seed=seed + 2000).sample(cfg.n_heldout)
 
     def format_rate(lm) -> float:
@@ -115,7 +133,7 @@ def run_neural(cfg, seed: int, eng: dict, baseline: bool = False) -> dict:
     rate_base = format_rate(base)
     policy = clone_lm(base)  # every round fine-tunes from the base weights
     t = time.perf_counter()
-    sft_losses = [] if baseline else train_sft(policy, sft_examples(eng["sft"], fmt), steps=cfg.sft_steps,
+    sft_losses = [] if baseline else train_sft(policy, sft_data(cfg, eng["sft"], fmt, seed), steps=cfg.sft_steps,
                                                batch_size=cfg.batch_size, lr=cfg.lr, seed=seed, progress=True)
     t_sft = time.perf_counter() - t
     rate = format_rate(policy)
@@ -129,8 +147,38 @@ def run_neural(cfg, seed: int, eng: dict, baseline: bool = False) -> dict:
     nan = float("nan")
     first, last = (float(np.mean(sft_losses[:10])), float(np.mean(sft_losses[-10:]))) if sft_losses else (nan, nan)
     pf, pl = (float(np.mean(ppm_losses[:10])), float(np.mean(ppm_losses[-10:]))) if ppm_losses else (nan, nan)
-    return {"base": base, "policy": policy, "ppm": ppm, "pretrain_losses": pre, "sft_losses": sft_losses,
-            "ppm_losses": ppm_losses, "sft_first": first, "sft_last": last, "sft_drop": 1 - last / first,
-            "ppm_first": pf, "ppm_last": pl, "ppm_drop": 1 - pl / pf, "ppm_pair_acc": acc,
-            "ppm_heldout_pair_acc": held_acc, "n_heldout_pairs": len(eng["heldout_pairs"]), "format_rate": rate,
-            "format_rate_base": rate_base, "t_pretrain": t_pre, "t_sft": t_sft, "t_ppm": t_ppm}
+    neu = {"base": base, "policy": policy, "ppm": ppm, "pretrain_losses": pre, "sft_losses": sft_losses,
+           "ppm_losses": ppm_losses, "sft_first": first, "sft_last": last, "sft_drop": 1 - last / first,
+           "ppm_first": pf, "ppm_last": pl, "ppm_drop": 1 - pl / pf, "ppm_pair_acc": acc,
+           "ppm_heldout_pair_acc": held_acc, "n_heldout_pairs": len(eng["heldout_pairs"]), "format_rate": rate,
+           "format_rate_base": rate_base, "t_pretrain": t_pre, "t_sft": t_sft, "t_ppm": t_ppm}
+    if workdir is not None:
+        d = workdir / "round_1"
+        d.mkdir(parents=True, exist_ok=True)
+        policy.save(d / "policy")
+        ppm.save(d / "ppm")
+        (d / "neural.json").write_text(json.dumps({k: v for k, v in neu.items()
+                                                   if k not in ("base", "policy", "ppm")}))
+    return neu
+
+
+def _load_neural(workdir: Path) -> dict:
+    """Round 1's neural part as a previous run saved it (models and measurements)."""
+    from .process_preference_model import PPMModel
+    from .tiny_policy import load_tiny_lm
+
+    neu = json.loads((workdir / "round_1" / "neural.json").read_text())
+    neu["base"] = load_tiny_lm(workdir / "base")
+    neu["policy"] = load_tiny_lm(workdir / "round_1" / "policy")
+    neu["ppm"] = PPMModel.from_policy(neu["policy"]).load_weights(workdir / "round_1" / "ppm")
+    neu["ppm"].eval()
+    neu["resumed"] = True
+    return neu
+
+
+def sft_data(cfg, records, fmt: StepFormat, seed: int) -> list[tuple[str, str]]:
+    """SFT examples of a round: the verified trajectories plus ``cfg.rename_copies`` entity-renamed copies."""
+    from .augment import augment_renamed
+    from .sft import sft_examples
+
+    return augment_renamed(sft_examples(records, fmt), cfg.rename_copies, seed=seed)

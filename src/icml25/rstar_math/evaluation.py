@@ -19,7 +19,7 @@ from .policies import StepPolicy, StepScorer
 from .step_format import StepFormat
 from .tree import Tree
 
-__all__ = ["Chain", "sample_chains", "evaluate", "majority_vote"]
+__all__ = ["Chain", "sample_chains", "evaluate", "majority_vote", "top_k_vote", "multi_run_mcts"]
 
 
 @dataclass
@@ -94,11 +94,62 @@ def majority_vote(answers: list[str | None], checker: AnswerChecker | None = Non
     return max(reps, key=lambda r: r[1])[0]
 
 
+def top_k_vote(candidates: list[tuple[float, str | None]], top_k: int,
+               checker: AnswerChecker | None = None) -> str | None:
+    """The official multi-run answer (``eval_maj.py``): the ``top_k`` highest-valued ``(value, answer)``
+    candidates (one per MCTS run; runs without an answer dropped), then a majority vote among them (ties: the
+    answer of the higher-valued candidate first).
+
+    Examples
+    --------
+    >>> top_k_vote([(0.9, "3"), (0.8, "5"), (0.7, "5"), (0.1, "3"), (0.0, "3")], top_k=3)
+    '5'
+    """
+    from icml25.core.validation import check_int
+
+    top_k = check_int(top_k, "top_k", low=1)
+    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, (list, tuple)):
+        raise TypeError(f"candidates must be a list of (value, answer) pairs, got {type(candidates).__name__}")
+    valid = [(float(v), a) for v, a in candidates if a is not None]
+    valid.sort(key=lambda x: -x[0])  # stable: equal values keep run order
+    return majority_vote([a for _, a in valid[:top_k]], checker)
+
+
+def multi_run_mcts(problems, policy: StepPolicy, executor: CodeExecutor, scorer: StepScorer, runs: int,
+                   rollouts: int, top_k: int, mcts_config: MCTSConfig | None = None, seed: int = 0,
+                   max_tokens: int = 32, checker: AnswerChecker | None = None,
+                   fmt: StepFormat | None = None) -> list[str | None]:
+    """Test-time search of the official evaluation (spec §2.5, §2.11): ``runs`` independent MCTS+PPM inference
+    runs per problem (seeds ``seed``, ``seed + 1``, ...), each with ``rollouts`` rollouts returning its
+    highest-valued answer node, then :func:`top_k_vote` over the runs. Returns one answer (or None) per problem.
+    """
+    from icml25.core.validation import check_int
+
+    runs = check_int(runs, "runs", low=1)
+    rollouts = check_int(rollouts, "rollouts", low=1)
+    top_k = check_int(top_k, "top_k", low=1)
+    checker = checker or AnswerChecker()
+    plist = as_problem_list(problems, need_answer=False)
+    base = mcts_config or MCTSConfig(n_candidates=8, errors_threshold=1)
+    cands: list[list[tuple[float, str | None]]] = [[] for _ in plist]
+    for r in range(runs):
+        cfg = replace(base, mode="inference", rollouts=rollouts, seed=seed + r, max_tokens=max_tokens)
+        trees = MCTS(policy, executor, checker, scorer, cfg, fmt).search([(q, None) for q, _ in plist])
+        for i, t in enumerate(trees):
+            best = max((n for n in t.nodes() if n.is_answer), key=lambda n: n.Q, default=None)
+            cands[i].append((best.Q, best.answer) if best is not None else (-np.inf, None))
+    return [top_k_vote(c, top_k, checker) for c in cands]
+
+
 def evaluate(problems, policy: StepPolicy, executor: CodeExecutor, scorer: StepScorer | None = None,
              methods=("greedy", "maj", "bon", "mcts"), ns=(4, 8, 16), seed: int = 0,
              mcts_config: MCTSConfig | None = None, max_depth: int = 16, max_tokens: int = 32,
-             checker: AnswerChecker | None = None, fmt: StepFormat | None = None) -> dict:
+             checker: AnswerChecker | None = None, fmt: StepFormat | None = None,
+             vote: tuple[int, int, int] = (8, 4, 4)) -> dict:
     """Accuracy of each method at each N (anytime from one run of ``max(ns)`` samples / rollouts).
+
+    Method ``"mcts_vote"`` is the official multi-run test-time search (:func:`multi_run_mcts` with
+    ``vote = (runs, rollouts per run, top_k)``), reported as ``"mcts_vote"``.
 
     Returns
     -------
@@ -109,8 +160,9 @@ def evaluate(problems, policy: StepPolicy, executor: CodeExecutor, scorer: StepS
     """
     from icml25.core.validation import check_int
 
-    if isinstance(methods, str) or not methods or any(m not in ("greedy", "maj", "bon", "mcts") for m in methods):
-        raise ValueError(f"methods must be a non-empty sequence of 'greedy', 'maj', 'bon', 'mcts', got {methods!r}")
+    known = ("greedy", "maj", "bon", "mcts", "mcts_vote")
+    if isinstance(methods, str) or not methods or any(m not in known for m in methods):
+        raise ValueError(f"methods must be a non-empty sequence of {', '.join(map(repr, known))}, got {methods!r}")
     if isinstance(ns, (str, bytes)) or not hasattr(ns, "__len__") or len(ns) == 0:
         raise TypeError(f"ns must be a non-empty sequence of integers >= 1, got {ns!r}")
     ns = tuple(check_int(k, "ns", low=1) for k in ns)
@@ -163,6 +215,15 @@ def evaluate(problems, policy: StepPolicy, executor: CodeExecutor, scorer: StepS
                 acc.append(checker.equivalent(ans, g))
                 steps.append(gen)
             res[f"mcts@{n}"] = _entry(acc, float(np.mean(steps)))
+    if "mcts_vote" in methods:
+        if scorer is None:
+            raise ValueError("mcts_vote needs a scorer (PPM)")
+        if not isinstance(vote, (tuple, list)) or len(vote) != 3:
+            raise TypeError(f"vote must be a (runs, rollouts, top_k) tuple, got {vote!r}")
+        cfg = mcts_config or MCTSConfig(n_candidates=8, errors_threshold=1, max_depth=max_depth)
+        answers = multi_run_mcts(plist, policy, executor, scorer, *vote, mcts_config=replace(cfg, max_depth=max_depth),
+                                 seed=seed, max_tokens=max_tokens, checker=checker, fmt=fmt)
+        res["mcts_vote"] = _entry([checker.equivalent(a, g) for a, (_, g) in zip(answers, plist)], float("nan"))
     return res
 
 

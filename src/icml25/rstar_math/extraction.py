@@ -7,14 +7,20 @@ Records are JSON-compatible with the official example files (``sft_data_examples
 
 from __future__ import annotations
 
+import re
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from .step_format import StepFormat
+from .step_format import OUTPUT, TAGS, StepFormat
 from .tree import Node, Tree
 
 __all__ = ["SFTRecord", "PairRecord", "extract_sft", "extract_pairs", "filter_pairs", "final_answer_pairs",
-           "edit_distance", "to_trl", "descendant_counts"]
+           "edit_distance", "to_trl", "descendant_counts", "code_tokens", "EDIT_UNITS"]
+
+#: units of the pair filter's edit distance: characters of the step text (official) or code tokens
+EDIT_UNITS = ("char", "code_token")
+_OUTPUT_BLOCK = re.compile(re.escape(OUTPUT) + r".*?(<end_of_output>|$)", re.S)
 
 
 @dataclass
@@ -127,7 +133,7 @@ def _continuation_avg_q(node: Node, counts: dict[int, tuple[int, int]], best: bo
 
 
 def extract_pairs(trees: list[Tree], min_margin: float = 0.5, min_edit: int = 20, include_final: bool = True,
-                  fmt: StepFormat | None = None) -> list[PairRecord]:
+                  fmt: StepFormat | None = None, edit_unit: str = "char") -> list[PairRecord]:
     """Preference pairs of spec §2.7: 2+2 / 1-vs-4 sibling pairs, continuation check, filters, final pairs.
 
     Parameters
@@ -137,20 +143,24 @@ def extract_pairs(trees: list[Tree], min_margin: float = 0.5, min_edit: int = 20
     min_margin : float
         Keep pairs with ``Q(pos) - Q(neg) >= min_margin`` (official 0.5; 0 keeps every ordered pair).
     min_edit : int
-        Keep pairs whose step texts differ by at least this character edit distance (official 20).
+        Keep pairs whose step texts differ by at least this edit distance (official: 20 characters).
     include_final : bool
         Add final-answer pairs (whole trajectories, 2 best correct vs 2 worst wrong).
     fmt : StepFormat
         Prompt format for the shared prefix.
+    edit_unit : str
+        ``"char"`` (official: Levenshtein distance of the step texts) or ``"code_token"`` (of their
+        :func:`code_tokens`: comments, tags and executor output dropped), see :func:`filter_pairs`.
 
     Returns
     -------
     list of PairRecord
     """
-    from icml25.core.validation import check_int, check_real
+    from icml25.core.validation import check_int, check_option, check_real
 
     check_real(min_margin, "min_margin")
     check_int(min_edit, "min_edit", low=0)
+    check_option(edit_unit, "edit_unit", EDIT_UNITS)
     fmt = fmt or StepFormat()
     raw: list[PairRecord] = []
     for t in trees:
@@ -181,7 +191,7 @@ def extract_pairs(trees: list[Tree], min_margin: float = 0.5, min_edit: int = 20
                     raw.append(PairRecord(prefix, p.text, q.text, len(pos), len(neg), p.Q - q.Q))
         if include_final:
             raw += final_answer_pairs(t, fmt)
-    return filter_pairs([r for r in raw if r.kind == "step"], min_margin, min_edit) + \
+    return filter_pairs([r for r in raw if r.kind == "step"], min_margin, min_edit, edit_unit) + \
         [r for r in raw if r.kind == "final"]
 
 
@@ -201,18 +211,52 @@ def final_answer_pairs(tree: Tree, fmt: StepFormat | None = None) -> list[PairRe
             for ga, g in good for ba, b in bad]
 
 
-def filter_pairs(pairs: list[PairRecord], min_margin: float = 0.5, min_edit: int = 20) -> list[PairRecord]:
-    """Official filter: ``margin >= min_margin`` and character edit distance ``>= min_edit``."""
-    from icml25.core.validation import check_int, check_real
+def filter_pairs(pairs: list[PairRecord], min_margin: float = 0.5, min_edit: int = 20,
+                 edit_unit: str = "char") -> list[PairRecord]:
+    """Official filter: ``margin >= min_margin`` and edit distance ``>= min_edit``.
+
+    ``edit_unit="char"`` is the official character distance of the two step texts. Its purpose is to drop
+    near-duplicate text, but in a domain of one-line steps it also drops the process errors themselves
+    (``Bob = Ann + 3`` vs ``Bob = Ann - 3`` are 1 character apart). ``"code_token"`` measures the distance between
+    the steps' :func:`code_tokens` instead: two steps whose code is the same (differing only in comments or
+    spacing) have distance 0 and are dropped for any ``min_edit >= 1``; a changed operand or operator counts 1.
+    """
+    from icml25.core.validation import check_int, check_option, check_real
 
     min_margin = check_real(min_margin, "min_margin")
     min_edit = check_int(min_edit, "min_edit", low=0)
-    return [p for p in pairs if p.margin >= min_margin
-            and (min_edit == 0 or edit_distance(p.pos, p.neg, cap=min_edit) >= min_edit)]
+    check_option(edit_unit, "edit_unit", EDIT_UNITS)
+
+    def dist(a: str, b: str) -> int:
+        if edit_unit == "char":
+            return edit_distance(a, b, cap=min_edit)
+        return edit_distance(code_tokens(a), code_tokens(b), cap=min_edit)
+
+    return [p for p in pairs if p.margin >= min_margin and (min_edit == 0 or dist(p.pos, p.neg) >= min_edit)]
 
 
-def edit_distance(a: str, b: str, cap: int | None = None) -> int:
-    """Levenshtein distance between two strings (character level); stops early once it exceeds ``cap``.
+def code_tokens(step: str) -> list[str]:
+    """The code of a step as whitespace tokens: comment parts (``# ...`` to the end of a line), the
+    ``<output>...<end_of_output>`` executor block and the rStar tags are dropped.
+
+    Examples
+    --------
+    >>> code_tokens(" # Bob has 3 more than Ann \\n Bob = Ann + 3 <end_of_step>")
+    ['Bob', '=', 'Ann', '+', '3']
+    """
+    from ._checks import check_text
+
+    check_text(step, "step", allow_empty=True)
+    tags = set(TAGS)
+    out: list[str] = []
+    for line in _OUTPUT_BLOCK.sub(" ", step).split("\n"):
+        out += [w for w in line.split("#", 1)[0].split() if w not in tags]
+    return out
+
+
+def edit_distance(a: str | Sequence[str], b: str | Sequence[str], cap: int | None = None) -> int:
+    """Levenshtein distance between two strings (character level) or two token lists; stops early once the
+    length difference alone reaches ``cap``.
 
     Examples
     --------
@@ -225,8 +269,11 @@ def edit_distance(a: str, b: str, cap: int | None = None) -> int:
 
     from ._checks import check_text
 
-    check_text(a, "a", allow_empty=True)
-    check_text(b, "b", allow_empty=True)
+    if isinstance(a, str) or isinstance(b, str):
+        check_text(a, "a", allow_empty=True)
+        check_text(b, "b", allow_empty=True)
+    elif not all(isinstance(x, str) for x in [*a, *b]):
+        raise TypeError("a and b must both be strings or both be sequences of strings")
     if cap is not None:
         cap = check_int(cap, "cap", low=1)
     if len(a) < len(b):

@@ -104,7 +104,9 @@ class PPMModel(nn.Module):
         out = np.zeros(len(steps))
         plain = list(range(len(steps)))
         if share_prefix and all(hasattr(self.trunk, a) for a in ("cfg", "blocks", "wte", "wpe", "ln_f")):
-            from ._prefix_scoring import shared_prefix_hidden, split_shareable
+            from icml25.llm.shared_prefix import prefix_hidden_states
+
+            from ._prefix_scoring import split_shareable
 
             shared, pref_ids, step_ids, plain = split_shareable(self.tokenizer, prefixes, steps, self.block_size)
             order = sorted(range(len(shared)), key=lambda j: (len(pref_ids[prefixes[shared[j]]]), prefixes[shared[j]]))
@@ -116,7 +118,7 @@ class PPMModel(nn.Module):
                 part = order[start:stop]
                 keys = list(dict.fromkeys(prefixes[shared[j]] for j in part))
                 row = {k: i for i, k in enumerate(keys)}
-                h = shared_prefix_hidden(self.trunk, self.tokenizer.pad_id, [pref_ids[k] for k in keys],
+                h = prefix_hidden_states(self.trunk, self.tokenizer.pad_id, [pref_ids[k] for k in keys],
                                          [row[prefixes[shared[j]]] for j in part], [step_ids[j] for j in part])
                 out[[shared[j] for j in part]] = self.summary(h).squeeze(-1).float().numpy()
                 start = stop

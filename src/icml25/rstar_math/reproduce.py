@@ -60,6 +60,14 @@ class Config:
     ablation_steps: int = 40  # SFT/PQM/ORM steps of the ablation models; 0 = the round's own SFT/PPM budgets
     n_boot: int = 2000  # bootstrap resamples of the test problems for the 95% CIs
     time_budget_s: float = 0.0  # stop with a clear error once exceeded (0 = none); finished rounds stay in out/
+    fresh: bool = False  # start over: delete <out>/self_evolution instead of resuming the rounds finished there
+    rename_copies: int = 8  # entity-renamed copies of every SFT trajectory (a CPU lever against memorisation)
+    pair_edit_unit: str = "code_token"  # pair edit filter on code tokens (or "char"acters: official, 20)
+    pair_min_edit: int = 1  # minimum edit distance of a step pair in pair_edit_unit (official: 20 characters)
+    accumulate_sft: bool = True  # rounds >= 2 keep earlier rounds' trajectories of problems they did not solve
+    ablations: bool = True  # run the reward-model (D1-D4) and SFT-data (E1) ablations on the last round
+    vote: tuple = (2, 2, 2)  # multi-run MCTS+PPM of the last round: (runs, rollouts per run, top-K of the vote)
+    pretrain_in_context: bool = True  # base pretraining also on question copies and question <sep> sentence <sep> step
 
     def __post_init__(self) -> None:
         """Check every field's type and range (and the relations between fields), naming the field."""
@@ -67,18 +75,24 @@ class Config:
 
         for name in _POSITIVE_INTS:
             check_int(getattr(self, name), name, low=1)
-        for name in ("extra_rollouts", "ablation_steps"):
+        for name in ("extra_rollouts", "ablation_steps", "rename_copies", "pair_min_edit"):
             check_int(getattr(self, name), name, low=0)
         check_positive(self.lr, "lr")
         check_positive(self.time_budget_s, "time_budget_s", allow_zero=True)
         check_option(self.ppm_loss, "ppm_loss", ("paper", "official"))
-        for name in ("levels", "test_levels", "eval_ns"):
+        check_option(self.pair_edit_unit, "pair_edit_unit", ("char", "code_token"))
+        for name in ("fresh", "accumulate_sft", "pretrain_in_context", "ablations"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
+        for name in ("levels", "test_levels", "eval_ns", "vote"):
             value = getattr(self, name)
             if not isinstance(value, (tuple, list)) or not value:
                 raise ValueError(f"{name} must be a non-empty tuple of integers, got {value!r}")
-            high = 6 if name != "eval_ns" else None
+            high = 6 if name in ("levels", "test_levels") else None
             for v in value:
                 check_int(v, f"{name} entries", low=1, high=high)
+        if len(self.vote) != 3:
+            raise ValueError(f"vote must be (runs, rollouts, top_k), got {self.vote!r}")
         if self.n_embd % self.n_head:
             raise ValueError(f"n_embd must be divisible by n_head, got n_embd={self.n_embd}, n_head={self.n_head}")
         if self.ablation_seeds > self.eval_seeds:
@@ -92,9 +106,9 @@ class Config:
     def full(cls) -> Config:
         return cls(n_problems=240, levels=(1, 2, 3, 4, 5, 6), n_candidates=5, rollouts=8, n_pretrain_problems=1200,
                    pretrain_steps=3000, sft_steps=800, ppm_steps=500, lr=1e-3, n_embd=96, n_layer=3,
-                   block_size=320, n_heldout=100, rounds=3, later_candidates=8, later_rollouts=16,
+                   block_size=320, n_heldout=100, rounds=4, later_candidates=8, later_rollouts=16,
                    extra_rollouts=32, n_test=150, test_levels=(1, 2, 3, 4, 5, 6), eval_ns=(4, 8, 16),
-                   eval_seeds=3, rejection_samples=16, ablation_steps=0)
+                   eval_seeds=3, rejection_samples=16, ablation_steps=0, vote=(8, 2, 4))
 
 
 @reproduction(slug="rstar_math", title="rStar-Math: Small LLMs Can Master Math Reasoning with Self-Evolved Deep "
@@ -119,15 +133,16 @@ def _run(seed: int, out: Path, config: Config, baseline: bool) -> Report:
     torch.set_num_threads(config.torch_threads)
     report = Report(slug="rstar_math", title="rStar-Math (Guan et al., ICML 2025)")
     t0 = time.perf_counter()
+    workdir = prepare_workdir(Path(out) / "self_evolution", config, seed, baseline)
     eng = run_engine(config, seed)
     t1 = time.perf_counter()
-    neu = run_neural(config, seed, eng, baseline=baseline)
+    neu = run_neural(config, seed, eng, baseline=baseline, workdir=workdir)
     t2 = time.perf_counter()
     from ._evolution_experiment import run_rounds_and_eval
     from ._full_claims import add_full_claims
 
     budget = config.time_budget_s - (t2 - t0) if config.time_budget_s > 0 else None
-    evo = run_rounds_and_eval(config, seed, eng, neu, Path(out) / "self_evolution", budget)
+    evo = run_rounds_and_eval(config, seed, eng, neu, workdir, budget)
     t3 = time.perf_counter()
     # fails if: a back-up sends a failure terminal's -1 to its ancestors, or visits are double counted
     report.add_claim("A1", "MCTS trees satisfy the visit/value invariants (Q in [-1,1], every visit accounted for, "
@@ -193,6 +208,39 @@ def _run(seed: int, out: Path, config: Config, baseline: bool) -> Report:
     report.add_figure("accuracy_per_round", _per_round_figure(evo["per_round"], evo["n_mid"]))
     report.add_figure("coverage_per_round", _rounds_figure(evo["coverage"]))
     return report
+
+
+# fields that do not change what a finished round holds (a resumed run may change them)
+_RESUME_FREE = ("time_budget_s", "fresh", "n_test", "test_levels", "eval_ns", "eval_seeds", "ablation_seeds",
+                "rejection_samples", "ablation_steps", "n_boot", "torch_threads", "vote", "ablations")
+
+
+def prepare_workdir(workdir: Path, config: Config, seed: int, baseline: bool) -> Path:
+    """The checkpoint folder of the reproduction: kept and resumed when a previous run with the same settings
+    wrote it, emptied first with ``fresh=True``; a folder written with other settings is an error (so that
+    rounds of two configurations are never mixed)."""
+    import json
+    import shutil
+    from dataclasses import asdict
+
+    key = {k: v for k, v in asdict(config).items() if k not in _RESUME_FREE}
+    key = json.loads(json.dumps({"seed": seed, "baseline": baseline, "config": key}))
+    key_file = workdir / "run.json"
+    if config.fresh and workdir.exists():
+        shutil.rmtree(workdir)
+    if workdir.exists() and any(workdir.iterdir()):
+        old = json.loads(key_file.read_text()) if key_file.is_file() else None
+        if old is not None:  # fields that became resume-free since that run was written do not count
+            old["config"] = {k: v for k, v in old.get("config", {}).items() if k not in _RESUME_FREE}
+        if old != key:
+            diff = sorted(k for k in set(key["config"]) | set((old or {}).get("config", {}))
+                          if key["config"].get(k) != (old or {}).get("config", {}).get(k))
+            what = "seed/stub" if old and not diff else ", ".join(diff) if old else "no run.json"
+            raise ValueError(f"{workdir} holds rounds of another run ({what} differ); pass --set fresh=true to "
+                             "start over or choose another --out")
+    workdir.mkdir(parents=True, exist_ok=True)
+    key_file.write_text(json.dumps(key, indent=1))
+    return workdir
 
 
 def _coverage_figure(rows: list[dict]):

@@ -50,6 +50,15 @@ class RoundConfig:
         "paper" or "official" weighting.
     use_bootstrap : bool
         Generate with the bootstrap policy instead of the previous round's SLM (round 1 always does).
+    pair_min_edit, pair_edit_unit : int, str
+        Edit filter of the preference pairs (:func:`~icml25.rstar_math.extraction.filter_pairs`; official: 20
+        characters).
+    accumulate_sft : bool
+        SFT data = this round's top-2 trajectories, plus, for every problem this round did not solve, those of
+        the latest earlier round that solved it (default: this round's only, as in the paper).
+    rename_copies : int
+        Entity-renamed copies of every SFT trajectory (:func:`~icml25.rstar_math.augment.augment_renamed`; a
+        StepArith lever against memorisation, 0 = off).
     """
 
     mcts: MCTSConfig = field(default_factory=MCTSConfig)
@@ -61,6 +70,10 @@ class RoundConfig:
     lr: float = 1e-3
     ppm_loss: str = "paper"
     use_bootstrap: bool = False
+    pair_min_edit: int = 20
+    pair_edit_unit: str = "char"
+    accumulate_sft: bool = False
+    rename_copies: int = 0
 
     def __post_init__(self) -> None:
         from icml25.core.validation import check_int, check_option, check_positive
@@ -72,13 +85,23 @@ class RoundConfig:
             check_int(getattr(self, name), name, low=1)
         check_positive(self.lr, "lr")
         check_option(self.ppm_loss, "ppm_loss", ("paper", "official"))
+        from .extraction import EDIT_UNITS
+
+        check_int(self.pair_min_edit, "pair_min_edit", low=0)
+        check_option(self.pair_edit_unit, "pair_edit_unit", EDIT_UNITS)
+        check_int(self.rename_copies, "rename_copies", low=0)
+        for name in ("use_bootstrap", "accumulate_sft"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
 
 
-def paper_rounds(**train: Any) -> list[RoundConfig]:
-    """The paper's recipe (Table 2): r1 bootstrap n=5 R=8 terminal; r2 n=8 R=16 terminal; r3 n=8 R=16 PPM-augmented
-    with 32 extra rollouts on unsolved problems."""
+def paper_rounds(extra_rollouts: int = 48, **train: Any) -> list[RoundConfig]:
+    """The paper's recipe (Table 2), four rounds: r1 bootstrap n=5 R=8 terminal-guided; r2 SLM-r1 n=8 R=16
+    terminal-guided; r3 SLM-r2 n=8 R=16 PPM-r2-augmented; r4 SLM-r3 n=8 R=16 PPM-r3-augmented plus
+    ``extra_rollouts`` more on the problems still unsolved (the paper: 64, up to 128 rollouts in all)."""
     return [RoundConfig(MCTSConfig.paper_round1(), **train), RoundConfig(MCTSConfig.paper_round2(), **train),
-            RoundConfig(MCTSConfig.paper_round3(), extra_rollouts_unsolved=32, **train)]
+            RoundConfig(MCTSConfig.paper_round3(), **train),
+            RoundConfig(MCTSConfig.paper_round3(), extra_rollouts_unsolved=extra_rollouts, **train)]
 
 
 def repo_rounds(**train: Any) -> list[RoundConfig]:
@@ -156,6 +179,7 @@ class SelfEvolution:
         return [self._round(k) for k in range(1, len(self.rounds) + 1)]
 
     def _round(self, k: int) -> dict:
+        from .augment import augment_renamed
         from .process_preference_model import PPMModel, pair_accuracy, train_ppm
         from .sft import sft_examples, train_sft
         from .tiny_policy import TinyStepPolicy, clone_lm, save_tiny_lm
@@ -194,8 +218,11 @@ class SelfEvolution:
             pairs = [PairRecord(**r) for r in data["pairs"]]
         else:
             sft = extract_sft(trees, top_k=2, fmt=self.fmt)
-            pairs = extract_pairs(trees, fmt=self.fmt)
+            pairs = extract_pairs(trees, min_edit=rc.pair_min_edit, edit_unit=rc.pair_edit_unit, fmt=self.fmt)
             _write_json(data_file, {"sft": [r.to_dict() for r in sft], "pairs": [p.to_dict() for p in pairs]})
+        n_round_sft = len(sft)
+        if rc.accumulate_sft and k > 1:
+            sft = sft + self._earlier_sft(k, {r.query for r in sft})
         carried = not sft or not pairs
         if carried and prev is None:
             raise RuntimeError(f"round {k} produced {len(sft)} SFT trajectories and {len(pairs)} pairs; "
@@ -206,8 +233,9 @@ class SelfEvolution:
         else:
             self._check_time(f"round {k} policy training")
             policy = clone_lm(self.base_lm)  # every round fine-tunes from the base weights
-            sft_losses = train_sft(policy, sft_examples(sft, self.fmt), steps=rc.sft_steps,
-                                   batch_size=rc.batch_size, lr=rc.lr, seed=self.seed + k)
+            examples = augment_renamed(sft_examples(sft, self.fmt), rc.rename_copies, seed=self.seed + k)
+            sft_losses = train_sft(policy, examples, steps=rc.sft_steps, batch_size=rc.batch_size, lr=rc.lr,
+                                   seed=self.seed + k)
         save_tiny_lm(policy, d / "policy")
         if not carried:
             self._check_time(f"round {k} PPM training")
@@ -217,7 +245,9 @@ class SelfEvolution:
         ppm.save(d / "ppm")
         self.models[k] = (policy, ppm)
         metrics = {"round": k, "coverage": sum(tr.solved() for tr in trees) / len(trees), "n_sft": len(sft),
+                   "n_sft_this_round": n_round_sft, "n_sft_problems": len({r.query for r in sft}),
                    "n_pairs": len(pairs), "n_step_pairs": sum(p.kind == "step" for p in pairs),
+                   "n_final_pairs": sum(p.kind == "final" for p in pairs),
                    "sft_loss_first": sum(sft_losses[:10]) / min(10, len(sft_losses)),
                    "sft_loss_last": sum(sft_losses[-10:]) / min(10, len(sft_losses)),
                    "ppm_loss_last": sum(ppm_losses[-10:]) / min(10, len(ppm_losses)),
@@ -226,6 +256,21 @@ class SelfEvolution:
                    "config": asdict(rc)}
         _write_json(d / "metrics.json", metrics)
         return metrics
+
+
+    def _earlier_sft(self, k: int, solved: set[str]) -> list[SFTRecord]:
+        """Trajectories of earlier rounds (latest first) for problems not in ``solved``."""
+        out: list[SFTRecord] = []
+        seen = set(solved)
+        for j in range(k - 1, 0, -1):
+            f = self.workdir / f"round_{j}" / "data.json"
+            if not f.is_file():
+                continue
+            recs = [SFTRecord(**r) for r in json.loads(f.read_text())["sft"]]
+            new = {r.query for r in recs} - seen
+            out += [r for r in recs if r.query in new]
+            seen |= new
+        return out
 
 
 def _write_json(path: Path, obj: Any) -> None:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
-import torch
+from icml25.llm.shared_prefix import sample_shared_prefix
 
-from ._shared_prefix_sampler import sample_with_shared_prefix
 from .word_tokenizer import WordTokenizer
 
 __all__ = ["TinyStepPolicy", "make_tiny_lm", "save_tiny_lm", "load_tiny_lm"]
@@ -47,31 +45,23 @@ def clone_lm(lm):
 
 
 def save_tiny_lm(lm, directory: str | Path) -> Path:
-    """Save a TinyGPT that uses a :class:`WordTokenizer` (``config.json``, ``tokenizer.json``, ``model.pt``)."""
+    """Save a TinyGPT policy (``config.json``, ``tokenizer.json``, ``model.pt``); the same as ``lm.save``, so
+    ``icml25.llm.load_model("tiny:<directory>")`` loads it."""
     from ._checks import check_path
 
-    d = Path(check_path(directory, "directory"))
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "config.json").write_text(json.dumps({"format": "rstar-tinygpt", "config": lm.config.to_dict()}))
-    lm.tokenizer.save(d / "tokenizer.json")
-    torch.save(lm.module.state_dict(), d / "model.pt")
-    return d
+    return lm.save(Path(check_path(directory, "directory")))
 
 
 def load_tiny_lm(directory: str | Path):
-    """Load a model written by :func:`save_tiny_lm`."""
-    from icml25.llm import TinyGPT, TinyGPTConfig
+    """Load a policy written by :func:`save_tiny_lm` (or by ``TinyGPT.save``)."""
+    from icml25.llm import TinyGPT
 
     from ._checks import check_path
 
     d = Path(check_path(directory, "directory"))
     if not (d / "config.json").is_file() or not (d / "model.pt").is_file():
         raise FileNotFoundError(f"no policy model in {d}: expected config.json, tokenizer.json and model.pt")
-    meta = json.loads((d / "config.json").read_text())
-    lm = TinyGPT(TinyGPTConfig(**meta["config"]), WordTokenizer.load(d / "tokenizer.json"))
-    lm.module.load_state_dict(torch.load(d / "model.pt", map_location="cpu", weights_only=True))
-    lm.module.eval()
-    return lm
+    return TinyGPT.load(d)
 
 
 class TinyStepPolicy:
@@ -114,7 +104,7 @@ class TinyStepPolicy:
         tok = self.lm.tokenizer
         stop_ids = [tok.stoi.get(s) for s in stop] if hasattr(tok, "stoi") else []
         if self.shared_prefix and stop_ids and all(i is not None for i in stop_ids) and self.top_p == 1.0:
-            samples = sample_with_shared_prefix(self.lm, list(prompts), n, temperature, max_tokens, stop_ids, seed)
+            samples = sample_shared_prefix(self.lm, list(prompts), n, temperature, max_tokens, stop_ids, seed)
             out = []
             for row in samples:
                 steps = []
