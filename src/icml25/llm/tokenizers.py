@@ -46,7 +46,33 @@ def _check_text(text: Any, name: str = "text") -> str:
     return text
 
 
-class CharTokenizer:
+class _ClosedVocabulary:
+    """Ids of a closed vocabulary ``itos`` whose first three entries are ``<|pad|>``, ``<|eot|>``, ``<|unk|>``."""
+
+    itos: list[str]
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of ids."""
+        return len(self.itos)
+
+    @property
+    def pad_id(self) -> int:
+        """Id of the padding token."""
+        return 0
+
+    @property
+    def eot_id(self) -> int:
+        """Id of the end-of-text token ``<|eot|>``."""
+        return 1
+
+    @property
+    def unk_id(self) -> int:
+        """Id of tokens outside the vocabulary."""
+        return 2
+
+
+class CharTokenizer(_ClosedVocabulary):
     """One token per character, plus special tokens that are encoded atomically.
 
     Ids: ``0`` = ``<|pad|>``, ``1`` = ``<|eot|>``, ``2`` = ``<|unk|>`` (characters not seen at construction), then
@@ -104,26 +130,6 @@ class CharTokenizer:
             if len(e) == 1:
                 chars.add(e)
         return cls(chars, specials)
-
-    @property
-    def vocab_size(self) -> int:
-        """Number of ids."""
-        return len(self.itos)
-
-    @property
-    def pad_id(self) -> int:
-        """Id of the padding token."""
-        return 0
-
-    @property
-    def eot_id(self) -> int:
-        """Id of the end-of-text token ``<|eot|>``."""
-        return 1
-
-    @property
-    def unk_id(self) -> int:
-        """Id of unknown characters."""
-        return 2
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` (special-token strings become one id; unknown characters the unk id)."""
@@ -238,7 +244,7 @@ class ByteTokenizer:
 _WORD_SPLIT = re.compile(r"\n|[^ \t\r\n]+")
 
 
-class WordTokenizer:
+class WordTokenizer(_ClosedVocabulary):
     """Whitespace word tokenizer over a closed vocabulary (``\\n`` is a word of its own).
 
     Ids ``0``/``1``/``2`` are ``<|pad|>``/``<|eot|>``/``<|unk|>``, then ``words`` in order (duplicates dropped).
@@ -259,26 +265,6 @@ class WordTokenizer:
                 raise ValueError(f"vocabulary words must be non-empty strings without spaces, got {w!r}")
         self.itos: list[str] = [PAD, EOT, UNK] + [w for w in dict.fromkeys(words) if w not in (PAD, EOT, UNK)]
         self.stoi: dict[str, int] = {w: i for i, w in enumerate(self.itos)}
-
-    @property
-    def vocab_size(self) -> int:
-        """Number of ids."""
-        return len(self.itos)
-
-    @property
-    def pad_id(self) -> int:
-        """Id of the padding token."""
-        return 0
-
-    @property
-    def eot_id(self) -> int:
-        """Id of the end-of-text token ``<|eot|>``."""
-        return 1
-
-    @property
-    def unk_id(self) -> int:
-        """Id of unknown words."""
-        return 2
 
     @staticmethod
     def words(text: str) -> list[str]:
