@@ -87,20 +87,29 @@ def theorem_checks(n_draws: int, n_points: int, seed: int) -> dict[str, float]:
 
 
 def compare_methods(net: BoundedNet, X: torch.Tensor, y: torch.Tensor, eps: float, iters: int, seed: int,
-                    pgd_steps: int, pgd_restarts: int, methods: tuple[str, ...], **kw: Any) -> dict[str, Any]:
-    """Certified margins of every method, LipNaive, PGD margins, clean correctness, and CPU times."""
+                    pgd_steps: int, pgd_restarts: int, methods: tuple[str, ...], timing_repeats: int = 1,
+                    **kw: Any) -> dict[str, Any]:
+    """Certified margins of every method, LipNaive, PGD margins, clean correctness, and CPU times.
+
+    Times are CPU seconds of the calling thread (torch runs single-threaded here), the least of
+    ``timing_repeats`` round-robin runs of the methods (:func:`icml25.core.timing.time_interleaved`), so that a
+    speed ratio does not depend on what else the machine or the process was doing during one of them.
+    """
+    from icml25.core.timing import time_interleaved
+
     C = spec_matrix(y, net.n_classes)
     with torch.no_grad():
         correct = net.forward(X).argmax(1) == y
     out: dict[str, Any] = {"correct": correct, "bounds": {}, "seconds": {}}
-    t0 = time.process_time()  # CPU seconds (one thread): wall time on a shared machine measures the neighbours
+    t0 = time.thread_time()
     out["pgd"] = pgd_l2(net, X, eps, C, steps=pgd_steps, restarts=pgd_restarts, seed=seed)
-    out["seconds"]["pgd"] = time.process_time() - t0
+    out["seconds"]["pgd"] = time.thread_time() - t0
     out["bounds"]["lipnaive"] = lipnaive_bounds(net, X, eps, C)
-    for m in methods:
-        t0 = time.process_time()
-        out["bounds"][m] = compute_bounds(net, X, eps, C, method=m, iters=0 if m == "crown" else iters, **kw)[0]
-        out["seconds"][m] = time.process_time() - t0
+    tasks = {m: (lambda m=m: compute_bounds(net, X, eps, C, method=m, iters=0 if m == "crown" else iters, **kw)[0])
+             for m in methods}
+    bounds, seconds = time_interleaved(tasks, repeats=timing_repeats)
+    out["bounds"].update(bounds)
+    out["seconds"].update(seconds)
     return out
 
 
