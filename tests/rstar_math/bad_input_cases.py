@@ -62,6 +62,13 @@ def _tree_with_children():  # type: ignore[no-untyped-def]
     return t
 
 
+def _beam_search():  # type: ignore[no-untyped-def]
+    from icml25.rstar_math import BeamSearchConfig, ConstantScorer, StepBeamSearch
+
+    return StepBeamSearch(_solver(), _executor(), ConstantScorer(0.0),
+                          BeamSearchConfig(beam_width=2, n_candidates=2, max_depth=8, seed=0))
+
+
 def _lm():  # type: ignore[no-untyped-def]
     from icml25.rstar_math import make_tiny_lm
 
@@ -150,6 +157,12 @@ CASES = [
                  {"c_puct": REAL, "n_candidates": SIZE, "rollouts": SIZE, "max_depth": SIZE, "temperature": REAL,
                   "errors_threshold": SIZE, "max_tokens": SIZE}),
     BadInputCase("ConstantScorer", lambda: {"value": 0.5}, {"value": REAL}),
+    BadInputCase("BeamSearchConfig", lambda: {"beam_width": 4, "n_candidates": 4, "max_depth": 16,
+                                             "temperature": 1.0, "errors_threshold": 1, "max_tokens": 64, "seed": 0},
+                 {"beam_width": SIZE, "n_candidates": SIZE, "max_depth": SIZE, "temperature": REAL,
+                  "errors_threshold": SIZE, "max_tokens": SIZE}),
+    BadInputCase("StepBeamSearch.search", lambda: {"problems": _problems()[:2]}, obj=_beam_search),
+    BadInputCase("finished_solutions", lambda: {"tree": _beam_search().search(_problems()[:1])[0]}),
     BadInputCase("SubprocessExecutor", skip="sandbox.py is being rewritten under issue 33 (branch h33), which owns "
                  "its input checks"),
     BadInputCase("HiddenStateValueHead", lambda: {"lm": _lm(), "head": {"weight": np.ones((1, 16)), "bias":

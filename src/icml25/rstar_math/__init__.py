@@ -6,6 +6,7 @@ Search, extraction and the synthetic domain are pure Python; the neural parts (p
 
 from .answer_check import AnswerChecker
 from .augment import augment_renamed, rename_entities
+from .beam_search import BeamSearchConfig, StepBeamSearch, finished_solutions
 from .benchmarks_data import gsm8k_code_steps, load_benchmark, load_gsm8k_annotated
 from .bootstrap_solver import ErrorRates, NoisyRuleSolver
 from .evaluation import Chain, evaluate, majority_vote, multi_run_mcts, sample_chains, top_k_vote
@@ -70,6 +71,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "AnswerChecker", "augment_renamed", "rename_entities", "code_tokens", "ErrorRates", "NoisyRuleSolver", "Chain", "evaluate", "majority_vote", "sample_chains",
     "top_k_vote", "multi_run_mcts",
+    "BeamSearchConfig", "StepBeamSearch", "finished_solutions",
     "CodeExecutor", "ExecResult", "SafeArithExecutor", "accumulated_code", "PairRecord", "SFTRecord",
     "edit_distance", "extract_pairs", "extract_sft", "filter_pairs", "final_answer_pairs", "to_trl", "MCTS",
     "MCTSConfig", "ConstantScorer", "SubprocessExecutor", "DEFAULT_ALLOWED_IMPORTS", "HiddenStateValueHead", "LMStepPolicy",

@@ -1,5 +1,6 @@
 """Evaluation methods at equal numbers of complete trajectories (spec §6, §8): greedy, maj@N, BoN@N with the
-PPM (last-step score), MCTS+PPM@N (anytime: best-valued terminal after N rollouts), with generated-step counts.
+PPM (last-step score), MCTS+PPM@N (anytime: best-valued terminal after N rollouts), step-level beam search@N (beam
+width N, N candidates per beam: the official ``sft_eval_bs.yaml`` shape), with generated-step counts.
 
 Independent samples reuse the search code: one tree with ``n_candidates=1`` and one rollout is exactly one
 sampled chain, so K chains per problem are K such trees searched in lock-step.
@@ -13,6 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .answer_check import AnswerChecker
+from .beam_search import BeamSearchConfig, StepBeamSearch
 from .executors import CodeExecutor
 from .mcts import MCTS, MCTSConfig, as_problem_list
 from .policies import StepPolicy, StepScorer
@@ -145,11 +147,14 @@ def evaluate(problems, policy: StepPolicy, executor: CodeExecutor, scorer: StepS
              methods=("greedy", "maj", "bon", "mcts"), ns=(4, 8, 16), seed: int = 0,
              mcts_config: MCTSConfig | None = None, max_depth: int = 16, max_tokens: int = 32,
              checker: AnswerChecker | None = None, fmt: StepFormat | None = None,
-             vote: tuple[int, int, int] = (8, 4, 4)) -> dict:
+             vote: tuple[int, int, int] = (8, 4, 4), beam_config: BeamSearchConfig | None = None) -> dict:
     """Accuracy of each method at each N (anytime from one run of ``max(ns)`` samples / rollouts).
 
     Method ``"mcts_vote"`` is the official multi-run test-time search (:func:`multi_run_mcts` with
-    ``vote = (runs, rollouts per run, top_k)``), reported as ``"mcts_vote"``.
+    ``vote = (runs, rollouts per run, top_k)``), reported as ``"mcts_vote"``. Method ``"beam"`` is the step-level
+    beam search (:class:`StepBeamSearch`), one search per N with beam width N and N candidates per beam (the
+    official preset ties both to 8), answering with its top-scored finished solution; reported as ``"beam@N"``
+    (other settings from ``beam_config``, default ``errors_threshold=1`` and ``max_depth``).
 
     Returns
     -------
@@ -160,7 +165,7 @@ def evaluate(problems, policy: StepPolicy, executor: CodeExecutor, scorer: StepS
     """
     from icml25.core.validation import check_int
 
-    known = ("greedy", "maj", "bon", "mcts", "mcts_vote")
+    known = ("greedy", "maj", "bon", "mcts", "mcts_vote", "beam")
     if isinstance(methods, str) or not methods or any(m not in known for m in methods):
         raise ValueError(f"methods must be a non-empty sequence of {', '.join(map(repr, known))}, got {methods!r}")
     if isinstance(ns, (str, bytes)) or not hasattr(ns, "__len__") or len(ns) == 0:
@@ -224,6 +229,15 @@ def evaluate(problems, policy: StepPolicy, executor: CodeExecutor, scorer: StepS
         answers = multi_run_mcts(plist, policy, executor, scorer, *vote, mcts_config=replace(cfg, max_depth=max_depth),
                                  seed=seed, max_tokens=max_tokens, checker=checker, fmt=fmt)
         res["mcts_vote"] = _entry([checker.equivalent(a, g) for a, (_, g) in zip(answers, plist)], float("nan"))
+    if "beam" in methods:
+        if scorer is None:
+            raise ValueError("beam needs a scorer (PPM)")
+        base = beam_config or BeamSearchConfig(max_depth=max_depth, errors_threshold=1)
+        for n in ns:
+            cfg = replace(base, beam_width=n, n_candidates=n, seed=seed, max_tokens=max_tokens)
+            trees = StepBeamSearch(policy, executor, scorer, cfg, checker, fmt).search([(q, None) for q, _ in plist])
+            res[f"beam@{n}"] = _entry([checker.equivalent(t.meta["answer"], g) for t, (_, g) in zip(trees, plist)],
+                                      float(np.mean([t.meta["generated_steps"] for t in trees])))
     return res
 
 
