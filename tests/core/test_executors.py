@@ -217,3 +217,35 @@ def test_a_dying_worker_takes_no_other_task_with_it(papers, tmp_path, capsys) ->
     assert "BrokenProcessPool" in (out / "flaky" / "seed0" / "error.log").read_text()
     for p in ("alpha/report.json", "flaky/seed1/report.json"):
         assert (out / p).exists(), p
+
+
+TORCH_PAPER = textwrap.dedent('''
+    from icml25.core import Report, reproduction
+
+    @reproduction(slug="lazytorch", title="Lazy torch", arxiv="0000.00009", extras=("torch",))
+    def reproduce(scale, seed, out, config):
+        import torch  # imported only here, after the runner seeded the run
+
+        r = Report("lazytorch", "Lazy torch")
+        r.add_claim("T1", "a draw of torch's global generator", None, float(torch.rand(())), "within", (0.0, 1.0),
+                    kind="check")
+        return r
+''')
+
+
+@pytest.mark.skipif(not has("torch"), reason="torch is not installed")
+def test_torch_imported_lazily_by_a_paper_is_seeded(papers, tmp_path) -> None:
+    """Fresh worker processes (torch not imported before the paper runs) give torch.manual_seed(seed)'s draw."""
+    import torch
+
+    (papers / "lazytorch").mkdir()
+    (papers / "lazytorch" / "__init__.py").write_text("")
+    (papers / "lazytorch" / "reproduce.py").write_text(TORCH_PAPER)
+    registry._REGISTRY.pop("lazytorch", None)
+    runs = []
+    for k in range(2):
+        out = tmp_path / f"lazy{k}"
+        assert main(["reproduce", "lazytorch", "--seed", "3", "--out", str(out), "--executor", "process"]) == 0
+        runs.append(json.loads((out / "lazytorch" / "report.json").read_text())["claims"][0]["measured"])
+    torch.manual_seed(3)
+    assert runs[0] == runs[1] == pytest.approx(float(torch.rand(())), abs=0)

@@ -203,6 +203,10 @@ def run_task(task: Task, in_process: bool = False) -> TaskResult:
             entry = get_reproduction(task.slug)
             scale = Scale.parse(task.scale)
             config = apply_overrides(entry.default_config(scale), dict(task.overrides))
+            if "torch" in entry.extras:
+                # a paper that imports torch only inside its run would otherwise draw from an unseeded global
+                # generator (seed_everything seeds torch only once imported): the same seed gave other numbers
+                import torch  # noqa: F401
             _set_torch_threads(task.threads)  # torch may have come with the paper's module
             seed_everything(task.seed)
             t0 = time.perf_counter()
