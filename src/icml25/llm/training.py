@@ -129,9 +129,9 @@ def train_loop(module: torch.nn.Module, batch_loss: Callable[[Any], torch.Tensor
 class LengthBuckets:
     """Batches of similar-length sequences (less padding on CPU) for :func:`train_loop`.
 
-    :meth:`draw` sorts the sequences by length with random tie-breaking, takes ``batch_size`` consecutive ones
-    from a random start, and so gives every sequence the same chance; with at most ``batch_size`` sequences it
-    draws ``batch_size`` indices uniformly with replacement.
+    :meth:`draw` sorts the sequences by length with random tie-breaking and takes ``batch_size`` consecutive ones
+    from a uniformly drawn start (every sequence can be drawn; those at the two ends of the length order less
+    often); with at most ``batch_size`` sequences it draws ``batch_size`` indices uniformly with replacement.
 
     Parameters
     ----------
