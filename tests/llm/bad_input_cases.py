@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from icml25.core.testing import POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
+from icml25.core.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
 
 _TMP = Path(tempfile.mkdtemp(prefix="icml25-llm-badinput-"))
 atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
@@ -36,6 +36,23 @@ def _tiny():
     from icml25.llm import TinyGPT
 
     return TinyGPT(_cfg(), _tok(), seed=0)
+
+
+def _train_loop_kwargs() -> dict:
+    import numpy as np
+    import torch
+
+    net = torch.nn.Linear(2, 1)
+    x = torch.ones(4, 2)
+    return {"module": net, "batch_loss": lambda idx: net(x[idx]).pow(2).mean(), "sample": lambda: np.array([0, 1]),
+            "steps": 2, "lr": 1e-3, "warmup": 1, "min_lr_ratio": 0.1, "weight_decay": 0.1, "grad_clip": 1.0,
+            "torch_seed": 3}
+
+
+def _buckets_kwargs() -> dict:
+    import numpy as np
+
+    return {"lengths": [3, 5, 2, 4], "batch_size": 2, "rng": np.random.default_rng(0)}
 
 
 @functools.cache
@@ -104,6 +121,12 @@ CASES = [
                                          "weight_decay": 0.1, "min_lr_ratio": 0.1, "progress": False},
                  {"steps": SIZE, "batch_size": SIZE, "lr": POSITIVE, "warmup": REAL, "weight_decay": REAL,
                   "min_lr_ratio": PROB}, obj=_tiny),
+    BadInputCase("train_loop", _train_loop_kwargs,
+                 {"steps": SIZE, "lr": POSITIVE, "warmup": REAL, "min_lr_ratio": PROB, "weight_decay": REAL,
+                  "grad_clip": REAL, "torch_seed": REAL}),
+    BadInputCase("LengthBuckets", _buckets_kwargs, {"lengths": ARRAY, "batch_size": SIZE}),
+    BadInputCase("LengthBuckets.draw", lambda: {}, obj=lambda: __import__("icml25.llm").llm
+                 .LengthBuckets(**_buckets_kwargs())),
     BadInputCase("TinyGPT.generate", _gen_kwargs, {"n": SIZE, "temperature": REAL, "top_p": PROB}, obj=_tiny),
     BadInputCase("TinyGPT.logprobs", lambda: {"prompts": ["ab"], "continuations": ["c"]}, obj=_tiny),
     BadInputCase("TinyGPT.next_token_logits", lambda: {"prompts": ["ab", "c"]}, obj=_tiny),

@@ -81,14 +81,6 @@ def _ppm():  # type: ignore[no-untyped-def]
     return PPMModel.from_policy(_lm())
 
 
-def _saved_lm_dir() -> str:
-    from icml25.rstar_math import save_tiny_lm
-
-    d = tempfile.mkdtemp(prefix="rstar-bad-input-")
-    save_tiny_lm(_lm(), d)
-    return d
-
-
 def _round_kwargs():  # type: ignore[no-untyped-def]
     from icml25.rstar_math import MCTSConfig
 
@@ -146,6 +138,10 @@ CASES = [
     BadInputCase("extract_pairs", lambda: {"trees": list(_trees()), "min_margin": 0.5, "min_edit": 20,
                                            "edit_unit": "code_token"}, {"min_margin": REAL, "edit_unit": TEXT}),
     BadInputCase("extract_sft", lambda: {"trees": list(_trees()), "top_k": 2}, {"top_k": SIZE}),
+    BadInputCase("rejection_sampled_sft", lambda: {"policy": _solver(), "executor": _executor(),
+                                                   "problems": _problems(), "n_target": 3, "samples": 2,
+                                                   "per_problem": 1, "max_depth": 8, "seed": 0},
+                 {"n_target": SIZE, "samples": SIZE, "per_problem": SIZE, "max_depth": SIZE}),
     BadInputCase("filter_pairs", lambda: {"pairs": list(_pairs()), "min_margin": 0.5, "min_edit": 20,
                                           "edit_unit": "char"}, {"min_margin": REAL, "edit_unit": TEXT}),
     BadInputCase("final_answer_pairs", lambda: {"tree": _trees()[0]}),
@@ -244,12 +240,9 @@ CASES = [
     BadInputCase("paper_rounds", lambda: {"sft_steps": 10, "lr": 1e-3}, {"sft_steps": SIZE, "lr": POSITIVE}),
     BadInputCase("repo_rounds", lambda: {"sft_steps": 10, "lr": 1e-3}, {"sft_steps": SIZE, "lr": POSITIVE}),
     BadInputCase("TinyStepPolicy", lambda: {"lm": _lm(), "top_p": 0.9}, {"top_p": PROB}),
-    BadInputCase("load_tiny_lm", lambda: {"directory": _saved_lm_dir()}, {"directory": TEXT}),
     BadInputCase("make_tiny_lm", lambda: {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 64,
                                           "dropout": 0.0},
                  {"n_layer": SIZE, "n_head": SIZE, "n_embd": SIZE, "block_size": SIZE, "dropout": PROB}),
-    BadInputCase("save_tiny_lm", lambda: {"lm": _lm(), "directory": tempfile.mkdtemp(prefix="rstar-bad-input-")},
-                 {"directory": TEXT}),
 ]
 
 

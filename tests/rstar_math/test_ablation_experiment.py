@@ -1,25 +1,17 @@
-"""Reproduction ablations (spec §6 items 5-6): rejection-sampled SFT data, paired per-problem outcomes."""
-
-from dataclasses import dataclass
+"""Ablation inputs (spec §6 items 5-6): rejection-sampled SFT data, paired per-problem outcomes."""
 
 import numpy as np
 
-from icml25.rstar_math._ablation_experiment import rejection_sampled_sft
 from icml25.rstar_math.bootstrap_solver import NoisyRuleSolver
 from icml25.rstar_math.evaluation import evaluate
 from icml25.rstar_math.executors import SafeArithExecutor
+from icml25.rstar_math.extraction import rejection_sampled_sft
 from icml25.rstar_math.policies import ConstantScorer
 from icml25.rstar_math.step_format import StepFormat, extract_boxed
 from icml25.rstar_math.steparith import StepArithGenerator
 
 FMT = StepFormat()
 EX = SafeArithExecutor(allow_float=False)
-
-
-@dataclass
-class _Cfg:
-    rejection_samples: int = 6
-    max_depth: int = 10
 
 
 class _LengthScorer:
@@ -32,7 +24,7 @@ class _LengthScorer:
 def test_rejection_sampled_records_are_correct_capped_and_seeded():
     pool = StepArithGenerator(levels=(2, 3, 4), seed=11).sample(12)
     solver = NoisyRuleSolver(pool, seed=3)
-    recs = rejection_sampled_sft(_Cfg(), solver, pool, n_target=10, executor=EX, fmt=FMT, seed=5)
+    recs = rejection_sampled_sft(solver, EX, pool, n_target=10, samples=6, max_depth=10, seed=5, fmt=FMT)
     gold = {p.question: p.answer for p in pool}
     assert 0 < len(recs) <= 10
     for r in recs:  # every kept sample re-executes to the gold answer and states it
@@ -40,9 +32,9 @@ def test_rejection_sampled_records_are_correct_capped_and_seeded():
         assert extract_boxed(r.response) == gold[r.query]
     counts = np.unique([r.query for r in recs], return_counts=True)[1]
     assert counts.max() <= 2
-    again = rejection_sampled_sft(_Cfg(), NoisyRuleSolver(pool, seed=3), pool, 10, EX, FMT, seed=5)
+    again = rejection_sampled_sft(NoisyRuleSolver(pool, seed=3), EX, pool, 10, 6, max_depth=10, seed=5, fmt=FMT)
     assert [(r.query, r.response) for r in again] == [(r.query, r.response) for r in recs]
-    big = rejection_sampled_sft(_Cfg(), NoisyRuleSolver(pool, seed=3), pool, 1000, EX, FMT, seed=5)
+    big = rejection_sampled_sft(NoisyRuleSolver(pool, seed=3), EX, pool, 1000, 6, max_depth=10, seed=5, fmt=FMT)
     assert len(big) >= len(recs) and len(big) <= 2 * len(pool)
 
 

@@ -2,6 +2,7 @@
 
 import torch
 
+from icml25.llm import TinyGPT
 from icml25.rstar_math.bootstrap_solver import NoisyRuleSolver
 from icml25.rstar_math.evaluation import evaluate, majority_vote, sample_chains
 from icml25.rstar_math.executors import SafeArithExecutor
@@ -9,7 +10,7 @@ from icml25.rstar_math.policies import ConstantScorer
 from icml25.rstar_math.sft import lm_batches
 from icml25.rstar_math.step_format import StepFormat
 from icml25.rstar_math.steparith import StepArithGenerator
-from icml25.rstar_math.tiny_policy import TinyStepPolicy, load_tiny_lm, make_tiny_lm, save_tiny_lm
+from icml25.rstar_math.tiny_policy import TinyStepPolicy, make_tiny_lm
 from icml25.rstar_math.word_tokenizer import WordTokenizer
 
 FMT = StepFormat()
@@ -39,7 +40,7 @@ def test_shared_prefix_sampler_matches_tinygpt_generate_greedy(tmp_path):
     again = TinyStepPolicy(lm).sample_steps(prompts, n=3, temperature=1.0, stop=list(FMT.stop), max_tokens=12,
                                             seed=1)
     assert sampled == again and all(len(r) == 3 for r in sampled)
-    lm2 = load_tiny_lm(save_tiny_lm(lm, tmp_path / "m"))
+    lm2 = TinyGPT.load(lm.save(tmp_path / "m"))
     assert TinyStepPolicy(lm2).sample_steps(prompts, 2, 0.0, list(FMT.stop), 12) == fast
 
 
@@ -47,7 +48,7 @@ def test_saved_policy_loads_through_load_model(tmp_path):
     from icml25.llm import load_model
 
     lm = make_tiny_lm(n_layer=1, n_head=2, n_embd=32, block_size=192, seed=4)
-    d = save_tiny_lm(lm, tmp_path / "policy")
+    d = lm.save(tmp_path / "policy")
     back = load_model(f"tiny:{d}")
     assert back.tokenizer.itos == lm.tokenizer.itos
     prompts = [FMT.prompt(p.question) for p in StepArithGenerator(levels=(1, 2), seed=6).sample(3)]

@@ -13,7 +13,8 @@ from .base import Generation, LanguageModel, Tokenizer, truncate_at_stop, valida
 __all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "TinyGPT", "TinyGPTConfig",
            "CharTokenizer", "ByteTokenizer", "WordTokenizer", "HFModel", "OpenAIServer", "load_model", "validate_prompts",
            "TinyGPTModule", "OpenAIServerError", "load_tokenizer", "save_random_gpt2", "pretrained_path",
-           "load_encoder", "known_models", "sample_shared_prefix", "prefix_hidden_states"]
+           "load_encoder", "known_models", "sample_shared_prefix", "prefix_hidden_states", "train_loop",
+           "LengthBuckets"]
 
 _LAZY = {
     "TinyGPT": ("icml25.llm.tiny", "TinyGPT"),
@@ -33,6 +34,8 @@ _LAZY = {
     "known_models": ("icml25.llm.pretrained", "known_models"),
     "sample_shared_prefix": ("icml25.llm.shared_prefix", "sample_shared_prefix"),
     "prefix_hidden_states": ("icml25.llm.shared_prefix", "prefix_hidden_states"),
+    "train_loop": ("icml25.llm.training", "train_loop"),
+    "LengthBuckets": ("icml25.llm.training", "LengthBuckets"),
 }
 
 

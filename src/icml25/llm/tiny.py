@@ -21,9 +21,9 @@ from icml25.core.validation import check_int, check_positive, check_probability,
 
 from .base import Generation, validate_prompts
 from .sampling import check_sampling_args, decode_loop, left_pad, make_generator, to_generations
-from .schedule import warmup_cosine_lr
 from .tiny_module import KVCache, TinyGPTConfig, TinyGPTModule
 from .tokenizers import ByteTokenizer, CharTokenizer, load_tokenizer
+from .training import train_loop
 
 __all__ = ["TinyGPT", "TinyGPTConfig", "TinyGPTModule"]
 
@@ -111,7 +111,8 @@ class TinyGPT:
             warmup: int = 100, weight_decay: float = 0.1, grad_clip: float = 1.0, seed: int | None = 0,
             prompt_chars: Sequence[int] | None = None, progress: bool = True, min_lr_ratio: float = 0.1,
             ) -> list[float]:
-        """Train by next-token prediction (AdamW, linear warm-up then cosine decay, gradient clipping).
+        """Train by next-token prediction (AdamW, linear warm-up then cosine decay, gradient clipping; the loop is
+        :func:`icml25.llm.training.train_loop`, with the fused AdamW kernel where torch has one).
 
         Parameters
         ----------
@@ -160,46 +161,22 @@ class TinyGPT:
             raise ValueError("texts give no trainable tokens (every token is masked by prompt_chars)")
         all_x, all_y, lengths = self._arrays(windows, masks)
         rng = np.random.default_rng(int(self._rng.integers(0, 2**62)) if seed is None else int(seed))
+        torch_seed = int(rng.integers(0, 2**62))  # drawn before the batches (the stream's first number)
         model = self.module
-        decay = [p for p in model.parameters() if p.dim() >= 2]
-        no_decay = [p for p in model.parameters() if p.dim() < 2]
-        groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-        try:  # the fused kernel (torch >= 2.4 on CPU) saves ~10% of a small model's step
-            opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95), fused=True)
-        except (RuntimeError, TypeError, ValueError):
-            opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95))
 
-        def lr_at(step: int) -> float:
-            return warmup_cosine_lr(step, steps, lr, warmup, min_lr_ratio)
+        def sample() -> np.ndarray:
+            return rng.integers(0, len(windows), size=batch_size)
 
-        from icml25.core.progress import progress as _progress
+        def batch_loss(pick: np.ndarray) -> torch.Tensor:
+            T = int(lengths[pick].max())
+            x = torch.from_numpy(all_x[pick, :T]).to(self.device)
+            y = torch.from_numpy(all_y[pick, :T]).to(self.device)
+            logits = model(x)
+            return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=-100)
 
-        iterator = range(steps)
-        if progress:
-            iterator = _progress(iterator, "TinyGPT fit", total=steps)
-        losses: list[float] = []
-        model.train()
-        try:
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(int(rng.integers(0, 2**62)))
-                for step in iterator:
-                    pick = rng.integers(0, len(windows), size=batch_size)
-                    T = int(lengths[pick].max())
-                    x = torch.from_numpy(all_x[pick, :T]).to(self.device)
-                    y = torch.from_numpy(all_y[pick, :T]).to(self.device)
-                    for g in opt.param_groups:
-                        g["lr"] = lr_at(step)
-                    logits = model(x)
-                    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=-100)
-                    opt.zero_grad(set_to_none=True)
-                    loss.backward()
-                    if grad_clip:
-                        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-                    opt.step()
-                    losses.append(float(loss.detach()))
-        finally:
-            model.eval()
-        return losses
+        return train_loop(model, batch_loss, sample, steps, lr, warmup=warmup, min_lr_ratio=min_lr_ratio,
+                          weight_decay=weight_decay, decay="matrices", grad_clip=grad_clip, torch_seed=torch_seed,
+                          fused=True, progress=progress, desc="TinyGPT fit")
 
     def _windows(self, texts: list[str], prompt_chars: list[int] | None) -> tuple[list[list[int]], list[list[bool]]]:
         """Token windows of length <= block_size + 1 and, per window, which targets get a loss."""

@@ -20,6 +20,7 @@ from .extraction import (
                          extract_sft,
                          filter_pairs,
                          final_answer_pairs,
+                         rejection_sampled_sft,
                          to_trl,
 )
 from .mcts import MCTS, MCTSConfig
@@ -44,8 +45,7 @@ _LAZY = {
     "RoundConfig": "self_evolution", "SelfEvolution": "self_evolution", "TimeBudgetExceeded": "self_evolution",
     "paper_rounds": "self_evolution", "repo_rounds": "self_evolution",
     "sft_examples": "sft", "train_sft": "sft",
-    "TinyStepPolicy": "tiny_policy", "load_tiny_lm": "tiny_policy", "make_tiny_lm": "tiny_policy",
-    "save_tiny_lm": "tiny_policy",
+    "TinyStepPolicy": "tiny_policy", "make_tiny_lm": "tiny_policy",
 }
 
 
@@ -73,7 +73,8 @@ __all__ = [
     "top_k_vote", "multi_run_mcts",
     "BeamSearchConfig", "StepBeamSearch", "finished_solutions",
     "CodeExecutor", "ExecResult", "SafeArithExecutor", "accumulated_code", "PairRecord", "SFTRecord",
-    "edit_distance", "extract_pairs", "extract_sft", "filter_pairs", "final_answer_pairs", "to_trl", "MCTS",
+    "edit_distance", "extract_pairs", "extract_sft", "filter_pairs", "final_answer_pairs", "rejection_sampled_sft",
+    "to_trl", "MCTS",
     "MCTSConfig", "ConstantScorer", "SubprocessExecutor", "DEFAULT_ALLOWED_IMPORTS", "HiddenStateValueHead", "LMStepPolicy",
     "run_eval", "sharded_search", "load_benchmark",
     "load_gsm8k_annotated", "gsm8k_code_steps", "StepPolicy", "StepScorer", "STOP_STRINGS", "TAGS", "Step", "StepFormat",
@@ -81,5 +82,5 @@ __all__ = [
     "check_invariants", "select_child", "uct_score", "update", "update_recursive", "WordTokenizer",
     "pretrain_base", "pretraining_corpus", "PPMModel", "pair_accuracy", "ppm_pair_loss", "train_ppm",
     "sft_examples", "train_sft", "make_orm", "make_pqm", "orm_targets", "pqm_targets", "train_value_head",
-    "RoundConfig", "SelfEvolution", "TimeBudgetExceeded", "paper_rounds", "repo_rounds", "TinyStepPolicy", "load_tiny_lm", "make_tiny_lm", "save_tiny_lm",
+    "RoundConfig", "SelfEvolution", "TimeBudgetExceeded", "paper_rounds", "repo_rounds", "TinyStepPolicy", "make_tiny_lm",
 ]

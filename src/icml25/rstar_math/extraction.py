@@ -1,4 +1,5 @@
-"""Training-data extraction from annotated trees (spec §2.6 SFT trajectories, §2.7 preference pairs).
+"""Training-data extraction from annotated trees (spec §2.6 SFT trajectories, §2.7 preference pairs), and the
+rejection-sampling SFT baseline of the paper's Table 7 (random correct plain samples, no tree, no Q ranking).
 
 Records are JSON-compatible with the official example files (``sft_data_examples.json``: ``query``/``response``;
 ``rm_data_examples.json``: ``prompt``/``pos``/``neg``/``pos_count``/``neg_count``) and convert to TRL's
@@ -16,7 +17,7 @@ from .step_format import OUTPUT, TAGS, StepFormat
 from .tree import Node, Tree
 
 __all__ = ["SFTRecord", "PairRecord", "extract_sft", "extract_pairs", "filter_pairs", "final_answer_pairs",
-           "edit_distance", "to_trl", "descendant_counts", "code_tokens", "EDIT_UNITS"]
+           "edit_distance", "to_trl", "descendant_counts", "code_tokens", "EDIT_UNITS", "rejection_sampled_sft"]
 
 #: units of the pair filter's edit distance: characters of the step text (official) or code tokens
 EDIT_UNITS = ("char", "code_token")
@@ -292,3 +293,63 @@ def edit_distance(a: str | Sequence[str], b: str | Sequence[str], cap: int | Non
 def to_trl(pairs: list[PairRecord]) -> list[dict]:
     """TRL ``RewardTrainer`` rows: ``{"prompt", "chosen", "rejected", "margin"}``."""
     return [{"prompt": p.prompt, "chosen": p.pos, "rejected": p.neg, "margin": p.margin} for p in pairs]
+
+
+def rejection_sampled_sft(policy, executor, problems, n_target: int, samples: int = 16, per_problem: int = 2,
+                          max_depth: int = 16, seed: int = 0, fmt: StepFormat | None = None,
+                          errors_threshold: int = 1, max_tokens: int = 32) -> list[SFTRecord]:
+    """SFT data by rejection sampling, the baseline of the paper's Table 7 ("random self-samples"): correct plain
+    samples instead of Q-value-ranked verified trajectories.
+
+    Draws ``samples`` independent chains per problem from ``policy`` at temperature 1 (seeded with ``seed``),
+    keeps per problem up to ``per_problem`` random distinct correct ones whose text holds no "error" (the filter of
+    :func:`extract_sft`), then ``n_target`` of all kept ones at random (all of them when fewer were found), in
+    problem order.
+
+    Parameters
+    ----------
+    policy : StepPolicy
+        The generator (``sample_steps``).
+    executor : CodeExecutor
+        Runs every step's accumulated code.
+    problems : list
+        Problems with gold answers (objects with ``question``/``answer``, dicts or ``(question, answer)`` tuples).
+    n_target : int
+        Records to return at most (e.g. the size of the verified set it is compared with).
+    samples, per_problem : int
+        Plain samples per problem; correct samples kept per problem at most.
+    max_depth, errors_threshold, max_tokens : int
+        Chain limits of :func:`icml25.rstar_math.sample_chains`.
+    seed : int
+        Seeds the sampling and the random picks.
+    fmt : StepFormat, optional
+        Step format (default :class:`StepFormat`).
+
+    Returns
+    -------
+    list of SFTRecord
+        ``SFTRecord(question, response, 0.0, 0.0)`` (no Q-values: the samples come from no tree).
+    """
+    import numpy as np
+
+    from icml25.core.validation import check_int
+
+    from .evaluation import sample_chains
+    from .mcts import as_problem_list
+
+    n_target = check_int(n_target, "n_target", low=1)
+    samples = check_int(samples, "samples", low=1)
+    per_problem = check_int(per_problem, "per_problem", low=1)
+    check_int(seed, "seed", low=0)
+    plist = as_problem_list(problems, need_answer=True)
+    chains = sample_chains(policy, executor, problems, samples, 1.0, max_depth, errors_threshold, max_tokens,
+                           seed=seed, fmt=fmt)
+    rng = np.random.default_rng(seed)
+    kept = []
+    for (question, _), row in zip(plist, chains):
+        texts = sorted({"".join(c.steps) for c in row if c.correct})
+        texts = [t for t in texts if "error" not in t.lower()]  # the same filter as the verified extraction
+        pick = rng.permutation(len(texts))[:per_problem]
+        kept += [SFTRecord(question, texts[i], 0.0, 0.0) for i in pick]
+    keep = rng.permutation(len(kept))[:n_target]
+    return [kept[i] for i in sorted(keep)]

@@ -240,9 +240,9 @@ def train_ppm(ppm: PPMModel, pairs: Sequence, steps: int = 150, batch_size: int 
     check_training(steps, batch_size, lr, warmup, weight_decay, grad_clip)
     check_option(loss, "loss", ("paper", "official"))
     prompts, pos, neg, pc, nc = _pair_fields(pairs)
-    rng = np.random.default_rng(seed)
-    from .sft import LengthBuckets, adamw_train
+    from icml25.llm.training import LengthBuckets, train_loop
 
+    rng = np.random.default_rng(seed)
     sampler = LengthBuckets([len(p) + max(len(a), len(b)) for p, a, b in zip(prompts, pos, neg)],
                             min(batch_size, len(pairs)), rng)
 
@@ -253,7 +253,8 @@ def train_ppm(ppm: PPMModel, pairs: Sequence, steps: int = 150, batch_size: int 
         k = len(pick)
         return ppm_pair_loss(h[:k], h[k:], [pc[i] for i in pick], [nc[i] for i in pick], weighting=loss)
 
-    return adamw_train(ppm, batch_loss, sampler, steps, lr, warmup, grad_clip, rng, weight_decay=weight_decay)
+    return train_loop(ppm, batch_loss, sampler.draw, steps, lr, warmup=warmup, weight_decay=weight_decay,
+                      decay="all", grad_clip=grad_clip, torch_seed=int(rng.integers(0, 2**31)))
 
 
 def pair_accuracy(ppm: PPMModel, pairs: Sequence) -> float:

@@ -70,7 +70,7 @@ def train_value_head(model: PPMModel, data: Sequence[tuple[str, str, float]], ki
     targets = np.array([d[2] for d in data], dtype=float)
     if not np.isfinite(targets).all():
         raise ValueError("data targets (third entries) must be finite")
-    from .sft import LengthBuckets, adamw_train
+    from icml25.llm.training import LengthBuckets, train_loop
 
     rng = np.random.default_rng(seed)
     sampler = LengthBuckets([len(a) + len(b) for a, b, _ in data], min(batch_size, len(data)), rng)
@@ -81,4 +81,5 @@ def train_value_head(model: PPMModel, data: Sequence[tuple[str, str, float]], ki
         h = model(x, lens)
         return F.mse_loss(torch.tanh(h), y) if kind == "pqm" else F.binary_cross_entropy_with_logits(h, y)
 
-    return adamw_train(model, batch_loss, sampler, steps, lr, warmup, 1.0, rng, weight_decay=weight_decay)
+    return train_loop(model, batch_loss, sampler.draw, steps, lr, warmup=warmup, weight_decay=weight_decay,
+                      decay="all", grad_clip=1.0, torch_seed=int(rng.integers(0, 2**31)))

@@ -161,11 +161,12 @@ class SelfEvolution:
                                      f"stages are in {self.workdir} and a rerun resumes from them")
 
     def _load_models(self, k: int):
+        from icml25.llm import TinyGPT
+
         from .process_preference_model import PPMModel
-        from .tiny_policy import load_tiny_lm
 
         d = self.workdir / f"round_{k}"
-        lm = load_tiny_lm(d / "policy")
+        lm = TinyGPT.load(d / "policy")
         ppm = PPMModel.from_policy(lm)
         ppm.load_weights(d / "ppm")
         ppm.eval()
@@ -182,7 +183,7 @@ class SelfEvolution:
         from .augment import augment_renamed
         from .process_preference_model import PPMModel, pair_accuracy, train_ppm
         from .sft import sft_examples, train_sft
-        from .tiny_policy import TinyStepPolicy, clone_lm, save_tiny_lm
+        from .tiny_policy import TinyStepPolicy, clone_lm
 
         rc, d = self.rounds[k - 1], self.workdir / f"round_{k}"
         d.mkdir(exist_ok=True)
@@ -236,7 +237,7 @@ class SelfEvolution:
             examples = augment_renamed(sft_examples(sft, self.fmt), rc.rename_copies, seed=self.seed + k)
             sft_losses = train_sft(policy, examples, steps=rc.sft_steps, batch_size=rc.batch_size, lr=rc.lr,
                                    seed=self.seed + k)
-        save_tiny_lm(policy, d / "policy")
+        policy.save(d / "policy")
         if not carried:
             self._check_time(f"round {k} PPM training")
             ppm = PPMModel.from_policy(policy)

@@ -8,12 +8,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from icml25.llm.schedule import warmup_cosine_lr
-
 from ._trunk import masked_logits
 from .step_format import END_OUTPUT, OUTPUT, StepFormat
 
-__all__ = ["sft_examples", "train_sft", "lm_batches", "masked_lm_train", "LengthBuckets"]
+__all__ = ["sft_examples", "train_sft", "lm_batches", "masked_lm_train"]
 
 
 def sft_examples(records: Sequence, fmt: StepFormat | None = None) -> list[tuple[str, str]]:
@@ -96,66 +94,14 @@ def train_sft(lm, examples: Sequence[tuple[str, str]], steps: int = 150, batch_s
                            grad_clip, seed, progress, "SFT")
 
 
-class LengthBuckets:
-    """Batches of similar-length sequences (less padding on CPU): sort by length with random tie-breaking, cut
-    into groups of ``batch_size`` and draw a random group each step; every sequence has the same chance."""
-
-    def __init__(self, lengths, batch_size: int, rng: np.random.Generator) -> None:
-        self.lengths, self.bs, self.rng = np.asarray(lengths), int(batch_size), rng
-
-    def draw(self) -> np.ndarray:
-        """Indices of one batch."""
-        n = len(self.lengths)
-        if n <= self.bs:
-            return self.rng.integers(0, n, size=self.bs)
-        order = np.lexsort((self.rng.random(n), self.lengths))
-        start = int(self.rng.integers(0, n - self.bs + 1))
-        return order[start:start + self.bs]
-
-
-def adamw_train(module, batch_loss, sampler: LengthBuckets, steps: int, lr: float, warmup: int,
-                grad_clip: float | None, rng: np.random.Generator, params=None, weight_decay: float = 0.0,
-                progress: bool = False, desc: str = "train") -> list[float]:
-    """The AdamW loop every rStar model trains with (policy SFT, PPM, PQM/ORM heads).
-
-    Each step draws a batch from ``sampler``, evaluates ``batch_loss(indices) -> scalar tensor``, clips gradients
-    at ``grad_clip`` and steps with the warm-up + cosine schedule of :func:`icml25.llm.schedule.warmup_cosine_lr`.
-    Torch's global RNG is forked and seeded from ``rng`` so dropout is reproducible. Returns the per-step losses.
-    """
-    opt = torch.optim.AdamW(module.parameters() if params is None else params, lr=lr, weight_decay=weight_decay,
-                            betas=(0.9, 0.95))
-    from icml25.core.progress import progress as _progress
-
-    it = _progress(range(steps), desc, total=steps) if progress else range(steps)
-    losses = []
-    module.train()
-    try:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(rng.integers(0, 2**31)))
-            for step in it:
-                cur = warmup_cosine_lr(step, steps, lr, warmup)
-                for g in opt.param_groups:
-                    g["lr"] = cur
-                loss = batch_loss(sampler.draw())
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                if grad_clip:
-                    torch.nn.utils.clip_grad_norm_(module.parameters(), grad_clip)
-                opt.step()
-                losses.append(float(loss.detach()))
-    finally:
-        module.eval()
-    return losses
-
-
 def masked_lm_train(module, x_all, y_all, lengths, steps, batch_size, lr, warmup, weight_decay, grad_clip, seed,
                     progress=False, desc="train") -> list[float]:
-    """Next-token training on prepared arrays (shared by pretraining and SFT); decay on matrices only."""
+    """Next-token training on prepared arrays (shared by pretraining and SFT): length-bucketed batches, loss on
+    the unmasked targets only, the shared :func:`icml25.llm.training.train_loop` (decay on matrices only)."""
+    from icml25.llm.training import LengthBuckets, train_loop
+
     rng = np.random.default_rng(seed)
     sampler = LengthBuckets(lengths, batch_size, rng)
-    decay = [p for p in module.parameters() if p.dim() >= 2]
-    no_decay = [p for p in module.parameters() if p.dim() < 2]
-    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
     def batch_loss(pick: np.ndarray) -> torch.Tensor:
         T = int(lengths[pick].max())
@@ -163,5 +109,6 @@ def masked_lm_train(module, x_all, y_all, lengths, steps, batch_size, lr, warmup
         logits, targets = masked_logits(module, x, y)
         return F.cross_entropy(logits, targets)
 
-    return adamw_train(module, batch_loss, sampler, steps, lr, warmup, grad_clip, rng, params=groups,
-                       progress=progress, desc=desc)
+    return train_loop(module, batch_loss, sampler.draw, steps, lr, warmup=warmup, weight_decay=weight_decay,
+                      decay="matrices", grad_clip=grad_clip, torch_seed=int(rng.integers(0, 2**31)),
+                      progress=progress, desc=desc)

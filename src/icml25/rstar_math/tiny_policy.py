@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from pathlib import Path
 
 from icml25.llm.shared_prefix import sample_shared_prefix
 
 from .word_tokenizer import WordTokenizer
 
-__all__ = ["TinyStepPolicy", "make_tiny_lm", "save_tiny_lm", "load_tiny_lm"]
+__all__ = ["TinyStepPolicy", "make_tiny_lm"]
 
 
 def make_tiny_lm(n_layer: int = 2, n_head: int = 4, n_embd: int = 64, block_size: int = 320,
@@ -42,26 +41,6 @@ def make_tiny_lm(n_layer: int = 2, n_head: int = 4, n_embd: int = 64, block_size
 def clone_lm(lm):
     """Deep copy of a TinyGPT (used to re-train every round from the base weights)."""
     return copy.deepcopy(lm)
-
-
-def save_tiny_lm(lm, directory: str | Path) -> Path:
-    """Save a TinyGPT policy (``config.json``, ``tokenizer.json``, ``model.pt``); the same as ``lm.save``, so
-    ``icml25.llm.load_model("tiny:<directory>")`` loads it."""
-    from ._checks import check_path
-
-    return lm.save(Path(check_path(directory, "directory")))
-
-
-def load_tiny_lm(directory: str | Path):
-    """Load a policy written by :func:`save_tiny_lm` (or by ``TinyGPT.save``)."""
-    from icml25.llm import TinyGPT
-
-    from ._checks import check_path
-
-    d = Path(check_path(directory, "directory"))
-    if not (d / "config.json").is_file() or not (d / "model.pt").is_file():
-        raise FileNotFoundError(f"no policy model in {d}: expected config.json, tokenizer.json and model.pt")
-    return TinyGPT.load(d)
 
 
 class TinyStepPolicy:
