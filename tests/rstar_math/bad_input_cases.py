@@ -75,6 +75,15 @@ def _lm():  # type: ignore[no-untyped-def]
     return make_tiny_lm(n_layer=1, n_head=2, n_embd=16, block_size=64, seed=0)
 
 
+@functools.lru_cache(maxsize=1)
+def _hf_lm():  # type: ignore[no-untyped-def]
+    from icml25.llm import HFModel, save_random_gpt2
+
+    d = save_random_gpt2(tempfile.mkdtemp(prefix="rstar-bad-input-"), ["Ann = 3 + 4 <end_of_step>"] * 4, n_layer=1,
+                         n_embd=16, n_head=2, n_positions=64)
+    return HFModel(d)
+
+
 def _ppm():  # type: ignore[no-untyped-def]
     from icml25.rstar_math import PPMModel
 
@@ -240,6 +249,16 @@ CASES = [
     BadInputCase("paper_rounds", lambda: {"sft_steps": 10, "lr": 1e-3}, {"sft_steps": SIZE, "lr": POSITIVE}),
     BadInputCase("repo_rounds", lambda: {"sft_steps": 10, "lr": 1e-3}, {"sft_steps": SIZE, "lr": POSITIVE}),
     BadInputCase("TinyStepPolicy", lambda: {"lm": _lm(), "top_p": 0.9}, {"top_p": PROB}),
+    BadInputCase("TinyGPTBackend", lambda: {"base_lm": _lm(), "ppm_dropout": 0.1, "score_transform": "tanh5"},
+                 {"ppm_dropout": PROB, "score_transform": TEXT}),
+    BadInputCase("TinyGPTBackend.train_policy", lambda: {"policy": _lm(), "examples": [("q", " Ann = 3 <end_of_step>")],
+                                                         "steps": 1, "batch_size": 1, "lr": 1e-3},
+                 _TRAIN, obj=lambda: __import__("icml25.rstar_math", fromlist=["TinyGPTBackend"]).TinyGPTBackend(_lm())),
+    BadInputCase("LoRABackend", lambda: {"lm": _hf_lm(), "r": 2, "alpha": 4.0, "lora_dropout": 0.0, "max_length": 64,
+                                         "warmup": 1, "weight_decay": 0.0, "grad_clip": 1.0, "ppm_dropout": 0.1,
+                                         "score_scale": 5.0, "seed": 0},
+                 {"r": SIZE, "alpha": POSITIVE, "lora_dropout": PROB, "max_length": SIZE, "weight_decay": REAL,
+                  "grad_clip": POSITIVE, "ppm_dropout": PROB, "score_scale": POSITIVE}),
     BadInputCase("make_tiny_lm", lambda: {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 64,
                                           "dropout": 0.0},
                  {"n_layer": SIZE, "n_head": SIZE, "n_embd": SIZE, "block_size": SIZE, "dropout": PROB}),

@@ -30,6 +30,7 @@ from .sandbox import DEFAULT_ALLOWED_IMPORTS, SubprocessExecutor
 from .sharded_search import sharded_search
 from .step_format import STOP_STRINGS, TAGS, Step, StepFormat, extract_boxed, parse_step
 from .steparith import Problem, StepArithGenerator, step_is_consistent
+from .trainable import TinyGPTBackend, TrainableBackend
 from .tree import Node, Tree, check_invariants, select_child, uct_score, update, update_recursive
 from .word_tokenizer import WordTokenizer
 
@@ -45,6 +46,7 @@ _LAZY = {
     "RoundConfig": "self_evolution", "SelfEvolution": "self_evolution", "TimeBudgetExceeded": "self_evolution",
     "paper_rounds": "self_evolution", "repo_rounds": "self_evolution",
     "sft_examples": "sft", "train_sft": "sft",
+    "LoRABackend": "lora_backend",
     "TinyStepPolicy": "tiny_policy", "make_tiny_lm": "tiny_policy",
 }
 
@@ -83,4 +85,5 @@ __all__ = [
     "pretrain_base", "pretraining_corpus", "PPMModel", "pair_accuracy", "ppm_pair_loss", "train_ppm",
     "sft_examples", "train_sft", "make_orm", "make_pqm", "orm_targets", "pqm_targets", "train_value_head",
     "RoundConfig", "SelfEvolution", "TimeBudgetExceeded", "paper_rounds", "repo_rounds", "TinyStepPolicy", "make_tiny_lm",
+    "TrainableBackend", "TinyGPTBackend", "LoRABackend",
 ]

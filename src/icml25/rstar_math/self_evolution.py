@@ -125,8 +125,12 @@ class SelfEvolution:
         One entry per round.
     workdir : path
         Checkpoint folder.
-    base_lm : icml25.llm.TinyGPT
-        The base model every round's policy is fine-tuned from (not modified).
+    base_lm : icml25.llm.TinyGPT or TrainableBackend
+        The base model every round's policy is fine-tuned from (not modified): a TinyGPT (wrapped in
+        :class:`~icml25.rstar_math.trainable.TinyGPTBackend`) or any object implementing
+        :class:`~icml25.rstar_math.trainable.TrainableBackend`, e.g.
+        :class:`~icml25.rstar_math.lora_backend.LoRABackend` over a pretrained transformers model. Every
+        model-specific stage (fresh copy, SFT, step policy, PPM, save/load) goes through it (``self.backend``).
     executor : CodeExecutor
         Code executor of the search.
     fmt : StepFormat, optional
@@ -148,6 +152,9 @@ class SelfEvolution:
         if time_budget_s is not None:
             time_budget_s = check_positive(time_budget_s, "time_budget_s")
         max_tokens = check_int(max_tokens, "max_tokens", low=1)
+        from .trainable import as_backend
+
+        self.backend = as_backend(base_lm)
         self.bootstrap, self.rounds, self.base_lm, self.executor = bootstrap_policy, list(rounds), base_lm, executor
         self.workdir, self.fmt, self.seed = Path(workdir), fmt or StepFormat(), int(seed)
         self.time_budget_s, self.max_tokens = time_budget_s, int(max_tokens)
@@ -161,16 +168,9 @@ class SelfEvolution:
                                      f"stages are in {self.workdir} and a rerun resumes from them")
 
     def _load_models(self, k: int):
-        from icml25.llm import TinyGPT
-
-        from .process_preference_model import PPMModel
-
         d = self.workdir / f"round_{k}"
-        lm = TinyGPT.load(d / "policy")
-        ppm = PPMModel.from_policy(lm)
-        ppm.load_weights(d / "ppm")
-        ppm.eval()
-        return lm, ppm
+        lm = self.backend.load_policy(d / "policy")
+        return lm, self.backend.load_ppm(d / "ppm", lm)
 
     # -- the loop -------------------------------------------------------------------------------------------
     def run(self) -> list[dict]:
@@ -181,9 +181,7 @@ class SelfEvolution:
 
     def _round(self, k: int) -> dict:
         from .augment import augment_renamed
-        from .process_preference_model import PPMModel, pair_accuracy, train_ppm
-        from .sft import sft_examples, train_sft
-        from .tiny_policy import TinyStepPolicy, clone_lm
+        from .sft import sft_examples
 
         rc, d = self.rounds[k - 1], self.workdir / f"round_{k}"
         d.mkdir(exist_ok=True)
@@ -193,7 +191,7 @@ class SelfEvolution:
         prev = self.models.get(k - 1) if k > 1 else None
         if k > 1 and prev is None:
             prev = self.models[k - 1] = self._load_models(k - 1)
-        generator = self.bootstrap if (k == 1 or rc.use_bootstrap) else TinyStepPolicy(prev[0])
+        generator = self.bootstrap if (k == 1 or rc.use_bootstrap) else self.backend.step_policy(prev[0])
         scorer = prev[1] if (prev is not None and rc.mcts.mode != "terminal") else None
         if rc.mcts.mode != "terminal" and scorer is None:
             raise ValueError(f"round {k} uses mode {rc.mcts.mode!r} but there is no previous PPM")
@@ -233,17 +231,17 @@ class SelfEvolution:
             sft_losses, ppm_losses = [float("nan")], [float("nan")]
         else:
             self._check_time(f"round {k} policy training")
-            policy = clone_lm(self.base_lm)  # every round fine-tunes from the base weights
+            policy = self.backend.fresh_policy()  # every round fine-tunes from the base weights
             examples = augment_renamed(sft_examples(sft, self.fmt), rc.rename_copies, seed=self.seed + k)
-            sft_losses = train_sft(policy, examples, steps=rc.sft_steps, batch_size=rc.batch_size, lr=rc.lr,
-                                   seed=self.seed + k)
-        policy.save(d / "policy")
+            sft_losses = self.backend.train_policy(policy, examples, steps=rc.sft_steps, batch_size=rc.batch_size,
+                                                   lr=rc.lr, seed=self.seed + k)
+        self.backend.save_policy(policy, d / "policy")
         if not carried:
             self._check_time(f"round {k} PPM training")
-            ppm = PPMModel.from_policy(policy)
-            ppm_losses = train_ppm(ppm, pairs, steps=rc.ppm_steps, batch_size=rc.ppm_batch_pairs, lr=rc.lr,
-                                   loss=rc.ppm_loss, seed=self.seed + k)
-        ppm.save(d / "ppm")
+            ppm = self.backend.make_ppm(policy)
+            ppm_losses = self.backend.train_ppm(ppm, pairs, steps=rc.ppm_steps, batch_size=rc.ppm_batch_pairs,
+                                                lr=rc.lr, loss=rc.ppm_loss, seed=self.seed + k)
+        self.backend.save_ppm(ppm, d / "ppm")
         self.models[k] = (policy, ppm)
         metrics = {"round": k, "coverage": sum(tr.solved() for tr in trees) / len(trees), "n_sft": len(sft),
                    "n_sft_this_round": n_round_sft, "n_sft_problems": len({r.query for r in sft}),
@@ -252,7 +250,7 @@ class SelfEvolution:
                    "sft_loss_first": sum(sft_losses[:10]) / min(10, len(sft_losses)),
                    "sft_loss_last": sum(sft_losses[-10:]) / min(10, len(sft_losses)),
                    "ppm_loss_last": sum(ppm_losses[-10:]) / min(10, len(ppm_losses)),
-                   "ppm_train_pair_acc": pair_accuracy(ppm, pairs) if pairs else float("nan"),
+                   "ppm_train_pair_acc": self.backend.pair_accuracy(ppm, pairs) if pairs else float("nan"),
                    "search_seconds": t_search, "carried_over_previous_models": carried,
                    "config": asdict(rc)}
         _write_json(d / "metrics.json", metrics)
