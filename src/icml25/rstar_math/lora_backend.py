@@ -346,8 +346,9 @@ class LoRABackend:
                                    ignore_index=-100)
 
         self._activate(policy.adapter)
-        return train_loop(policy, batch_loss, sampler.draw, steps, lr, warmup=self.warmup, weight_decay=self.weight_decay,
-                          decay="all", grad_clip=self.grad_clip, torch_seed=int(rng.integers(0, 2**31)))
+        return train_loop(policy, batch_loss, sampler.draw, steps, lr, warmup=self.warmup,
+                          weight_decay=self.weight_decay, decay="all", grad_clip=self.grad_clip,
+                          torch_seed=int(rng.integers(0, 2**31)))
 
     # ------------------------------------------------------------------ PPM
     def make_ppm(self, policy: LoRAPolicy) -> LoRAPPM:
@@ -385,8 +386,9 @@ class LoRABackend:
             return ppm_pair_loss(h[:k], h[k:], [pc[i] for i in pick], [nc[i] for i in pick], weighting=loss)
 
         self._activate(ppm.adapter)
-        return train_loop(ppm, batch_loss, sampler.draw, steps, lr, warmup=self.warmup, weight_decay=self.weight_decay,
-                          decay="all", grad_clip=self.grad_clip, torch_seed=int(rng.integers(0, 2**31)))
+        return train_loop(ppm, batch_loss, sampler.draw, steps, lr, warmup=self.warmup,
+                          weight_decay=self.weight_decay, decay="all", grad_clip=self.grad_clip,
+                          torch_seed=int(rng.integers(0, 2**31)))
 
     def pair_accuracy(self, ppm: LoRAPPM, pairs: Sequence) -> float:
         """:func:`~icml25.rstar_math.process_preference_model.pair_accuracy` of ``ppm``."""
