@@ -71,6 +71,7 @@ def prepare_workdir(workdir: Path, config: Config, seed: int, baseline: bool) ->
         old = json.loads(key_file.read_text()) if key_file.is_file() else None
         if old is not None:  # fields that became resume-free since that run was written do not count
             old["config"] = {k: v for k, v in old.get("config", {}).items() if k not in _RESUME_FREE}
+            old["config"].setdefault("search_workers", 1)  # runs written before the field existed searched in-process
         if old != key:
             diff = sorted(k for k in set(key["config"]) | set((old or {}).get("config", {}))
                           if key["config"].get(k) != (old or {}).get("config", {}).get(k))
@@ -315,7 +316,8 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
         raise TimeBudgetExceeded(f"the time budget ran out during round 1 (base model, SFT, PPM); round 1 is in "
                                  f"{workdir}; raise time_budget_s or shrink the pool and step counts")
     evo = SelfEvolution(eng["pool"], NoisyRuleSolver(eng["pool"], seed=seed + 3), rounds, workdir, neu["base"], ex,
-                        fmt=fmt, seed=seed, max_tokens=32, time_budget_s=time_budget_s)
+                        fmt=fmt, seed=seed, max_tokens=32, time_budget_s=time_budget_s,
+                        search_workers=cfg.search_workers)
     t0 = time.perf_counter()
     metrics = evo.run()
     t1 = time.perf_counter()

@@ -20,7 +20,7 @@ _POSITIVE_INTS = ("n_problems", "n_candidates", "rollouts", "max_depth", "errors
                   "n_pretrain_problems", "pretrain_steps", "sft_steps", "ppm_steps", "batch_size", "ppm_batch_pairs",
                   "n_embd", "n_layer", "n_head", "block_size", "n_heldout", "torch_threads", "rounds",
                   "later_candidates", "later_rollouts", "n_test", "eval_seeds", "ablation_seeds",
-                  "rejection_samples", "n_boot")
+                  "rejection_samples", "n_boot", "search_workers")
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,7 @@ class Config:
     n_heldout: int = 40  # held-out L1 problems for the format check
     ppm_loss: str = "paper"  # "paper" (Eq. 4 mean) or "official" (count-weighted sum)
     torch_threads: int = 1  # torch intra-op threads (1 is faster for these sizes)
+    search_workers: int = 1  # processes sharing each self-evolution round's search (1 = in-process)
     rounds: int = 1  # self-evolution rounds (round 1 = bootstrap search + smoke training above)
     later_candidates: int = 4  # candidates per expansion in rounds >= 2 and in MCTS evaluation
     later_rollouts: int = 4  # rollouts per problem in rounds >= 2
@@ -107,7 +108,7 @@ class Config:
                    pretrain_steps=3000, sft_steps=800, ppm_steps=500, lr=1e-3, n_embd=96, n_layer=3,
                    block_size=320, n_heldout=100, rounds=4, later_candidates=8, later_rollouts=16,
                    extra_rollouts=32, n_test=150, test_levels=(1, 2, 3, 4, 5, 6), eval_ns=(4, 8, 16),
-                   eval_seeds=3, rejection_samples=16, ablation_steps=0, vote=(8, 2, 4))
+                   eval_seeds=3, rejection_samples=16, ablation_steps=0, vote=(8, 2, 4), search_workers=2)
 
 
 @reproduction(slug="rstar_math", title="rStar-Math: Small LLMs Can Master Math Reasoning with Self-Evolved Deep "

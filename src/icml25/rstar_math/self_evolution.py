@@ -139,11 +139,27 @@ class SelfEvolution:
         Seed of search and training.
     time_budget_s : float, optional
         Raise :class:`TimeBudgetExceeded` before starting a stage once this many seconds have passed.
+    max_tokens : int
+        Token limit of one step generation in the search.
+    search_workers : int
+        1 (default): every round's search (and its extra rollouts on unsolved problems) runs in this process,
+        exactly as before. >1: the pool is split into that many contiguous shards searched in parallel by
+        :func:`~icml25.rstar_math.sharded_search.sharded_search` (main search and extra rollouts of a shard in
+        the same worker; each worker runs torch with one thread). The round's generator, PPM and executor are
+        pickled into every worker, so this needs picklable models: the TinyGPT backend works; a
+        :class:`~icml25.rstar_math.lora_backend.LoRABackend` raises ``ValueError`` (a pretrained model is not
+        copied into worker processes; use 1). With a per-problem-random policy (:class:`NoisyRuleSolver`) the
+        trees equal the in-process ones; a batched neural policy draws per wave, so its trees depend on the
+        shard count but are reproducible for a fixed seed and count. Worker searches do not advance the parent's
+        copy of the generator (e.g. NoisyRuleSolver's per-problem call counters).
+    search_backend : {"process", "ray"}
+        Where the shards run when ``search_workers > 1`` (local processes, or a Ray cluster: extra ``dist``).
     """
 
     def __init__(self, problems, bootstrap_policy: StepPolicy, rounds: list[RoundConfig], workdir, base_lm,
                  executor: CodeExecutor, fmt: StepFormat | None = None, seed: int = 0,
-                 time_budget_s: float | None = None, max_tokens: int = 32) -> None:
+                 time_budget_s: float | None = None, max_tokens: int = 32, search_workers: int = 1,
+                 search_backend: str = "process") -> None:
         self.problems = as_problem_list(problems, need_answer=True)
         if not rounds:
             raise ValueError("rounds must hold at least one RoundConfig")
@@ -152,9 +168,20 @@ class SelfEvolution:
         if time_budget_s is not None:
             time_budget_s = check_positive(time_budget_s, "time_budget_s")
         max_tokens = check_int(max_tokens, "max_tokens", low=1)
+        from icml25.core.validation import check_option
+
+        self.search_workers = check_int(search_workers, "search_workers", low=1)
+        self.search_backend = check_option(search_backend, "search_backend", ("process", "ray"))
         from .trainable import as_backend
 
         self.backend = as_backend(base_lm)
+        if self.search_workers > 1:
+            from .lora_backend import LoRABackend
+
+            if isinstance(self.backend, LoRABackend):
+                raise ValueError("search_workers > 1 needs models that can be pickled into worker processes; a "
+                                 "LoRABackend (pretrained transformers model) is not copied into workers: use "
+                                 "search_workers=1")
         self.bootstrap, self.rounds, self.base_lm, self.executor = bootstrap_policy, list(rounds), base_lm, executor
         self.workdir, self.fmt, self.seed = Path(workdir), fmt or StepFormat(), int(seed)
         self.time_budget_s, self.max_tokens = time_budget_s, int(max_tokens)
@@ -202,12 +229,15 @@ class SelfEvolution:
             trees = [Tree.from_json(x) for x in json.loads(trees_file.read_text())]
         else:
             self._check_time(f"round {k} search")
-            search = MCTS(generator, self.executor, scorer=scorer, config=cfg, fmt=self.fmt)
-            trees = search.search(self.problems)
-            if rc.extra_rollouts_unsolved > 0:
-                unsolved = [tr for tr in trees if not tr.solved()]
-                if unsolved:
-                    search.search(trees=unsolved, rollouts=rc.extra_rollouts_unsolved)
+            if self.search_workers == 1:
+                search = MCTS(generator, self.executor, scorer=scorer, config=cfg, fmt=self.fmt)
+                trees = search.search(self.problems)
+                if rc.extra_rollouts_unsolved > 0:
+                    unsolved = [tr for tr in trees if not tr.solved()]
+                    if unsolved:
+                        search.search(trees=unsolved, rollouts=rc.extra_rollouts_unsolved)
+            else:
+                trees = self._sharded_search(k, generator, scorer, cfg, rc.extra_rollouts_unsolved)
             _write_json(trees_file, [tr.to_json() for tr in trees])
         t_search = time.perf_counter() - t
         data_file = d / "data.json"
@@ -257,6 +287,25 @@ class SelfEvolution:
         return metrics
 
 
+    def _sharded_search(self, k: int, generator: StepPolicy, scorer: Any, cfg: MCTSConfig,
+                        extra: int) -> list[Tree]:
+        """Round ``k``'s search (and extra rollouts on unsolved trees) in ``search_workers`` shards."""
+        import pickle
+
+        from .sharded_search import sharded_search
+
+        factory = _SearchFactory(generator, self.executor, scorer, cfg, self.fmt)
+        try:
+            pickle.dumps(factory)
+        except Exception as e:  # noqa: BLE001 - any pickling failure: say which part and what to do
+            raise TypeError(f"round {k}: search_workers={self.search_workers} needs a picklable generator, PPM "
+                            f"and executor ({type(generator).__name__}, {type(scorer).__name__}, "
+                            f"{type(self.executor).__name__}): {type(e).__name__}: {e}; use search_workers=1"
+                            ) from e
+        n_shards = min(self.search_workers, len(self.problems))
+        return sharded_search(self.problems, factory, n_shards=n_shards, backend=self.search_backend,
+                              extra_unsolved=extra)
+
     def _earlier_sft(self, k: int, solved: set[str]) -> list[SFTRecord]:
         """Trajectories of earlier rounds (latest first) for problems not in ``solved``."""
         out: list[SFTRecord] = []
@@ -270,6 +319,20 @@ class SelfEvolution:
             out += [r for r in recs if r.query in new]
             seen |= new
         return out
+
+
+@dataclass(frozen=True)
+class _SearchFactory:
+    """Picklable argument-free factory of one round's :class:`MCTS` (for the shards of ``sharded_search``)."""
+
+    policy: Any
+    executor: Any
+    scorer: Any
+    config: MCTSConfig
+    fmt: StepFormat
+
+    def __call__(self) -> MCTS:
+        return MCTS(self.policy, self.executor, scorer=self.scorer, config=self.config, fmt=self.fmt)
 
 
 def _write_json(path: Path, obj: Any) -> None:
