@@ -133,15 +133,16 @@ def exp_mask_speed(nl: Netlist, cfg: Config, seed: int) -> dict[str, float]:
     cells = -np.ones_like(lay.cells)
     cells[placed] = lay.cells[placed]
     boxes = {int(e): list(box[e]) for e in np.flatnonzero(np.isfinite(box[:, 0]))}
+    from icml25.core.timing import time_interleaved
+
     t_loop, t_vec, same = [], [], 0
     for i in dec.order[half:half + cfg.mask_macros]:
-        t = time.thread_time()
-        W_loop = loop_cell_costs(dec, int(i), cells, boxes)
-        t_loop.append(time.thread_time() - t)
-        t = time.thread_time()
-        W_vec = dec.cell_costs(int(i), occ, box)
-        t_vec.append(time.thread_time() - t)
-        same += bool(_argmin_set(W_loop) == _argmin_set(W_vec))
+        # least of 3 interleaved runs per macro: a burst of load on a shared machine does not enter the ratio
+        W, secs = time_interleaved({"loop": lambda i=int(i): loop_cell_costs(dec, i, cells, boxes),
+                                    "vec": lambda i=int(i): dec.cell_costs(i, occ, box)}, repeats=3)
+        t_loop.append(secs["loop"])
+        t_vec.append(secs["vec"])
+        same += bool(_argmin_set(W["loop"]) == _argmin_set(W["vec"]))
     return {"loop_ms": 1e3 * float(np.median(t_loop)), "vectorised_ms": 1e3 * float(np.median(t_vec)),
             "speedup": float(np.median(t_loop) / np.median(t_vec)), "identical_argmins": same / cfg.mask_macros}
 
