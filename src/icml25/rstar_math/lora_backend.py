@@ -30,7 +30,8 @@ from torch import nn
 
 from icml25.core.optional import require
 
-from .step_format import END_OUTPUT, OUTPUT
+from .sft import split_outputs
+from .step_format import OUTPUT
 
 __all__ = ["LoRABackend", "LoRAPolicy", "LoRAPPM"]
 
@@ -300,7 +301,7 @@ class LoRABackend:
                                  f"response, got {ex!r:.80}")
             ids = hf._prompt_ids(ex[0])
             train = [False] * len(ids)
-            for piece in _split_outputs(ex[1]):
+            for piece in split_outputs(ex[1]):
                 t = hf._cont_ids(piece)
                 ids, train = ids + t, train + [not piece.startswith(OUTPUT)] * len(t)
             ids, train = (ids + eos)[:self.max_length], (train + [True] * len(eos))[:self.max_length]
@@ -362,33 +363,13 @@ class LoRABackend:
                   seed: int = 0) -> list[float]:
         """Train the PPM's adapter and head on preference pairs with Eq. 4 (``loss="paper"``: mean
         ``-log σ(h⁺ - h⁻)``; ``"official"``: weighted by ``1/(pos_count·neg_count)``); the per-step loss."""
-        from icml25.core.validation import check_option
-        from icml25.llm.training import LengthBuckets, train_loop
-
-        from ._checks import check_training
-        from .process_preference_model import ppm_pair_loss
+        from .process_preference_model import train_ppm
 
         self._own(ppm, LoRAPPM, "ppm")
-        if not pairs:
-            raise ValueError("pairs must be non-empty (no preference pairs were extracted)")
-        check_training(steps, batch_size, lr, self.warmup, self.weight_decay, self.grad_clip)
-        check_option(loss, "loss", ("paper", "official"))
-        prompts, pos, neg, pc, nc = _pair_fields(pairs)
-        rng = np.random.default_rng(seed)
-        sampler = LengthBuckets([len(p) + max(len(a), len(b)) for p, a, b in zip(prompts, pos, neg)],
-                                min(batch_size, len(pairs)), rng)
-
-        def batch_loss(pick: np.ndarray) -> torch.Tensor:
-            pr = [prompts[i] for i in pick]
-            x, lens = ppm.encode(pr + pr, [pos[i] for i in pick] + [neg[i] for i in pick])
-            h = ppm(x, lens)
-            k = len(pick)
-            return ppm_pair_loss(h[:k], h[k:], [pc[i] for i in pick], [nc[i] for i in pick], weighting=loss)
-
         self._activate(ppm.adapter)
-        return train_loop(ppm, batch_loss, sampler.draw, steps, lr, warmup=self.warmup,
-                          weight_decay=self.weight_decay, decay="all", grad_clip=self.grad_clip,
-                          torch_seed=int(rng.integers(0, 2**31)))
+        # the TinyGPT PPM's loop: it needs only ppm.encode, ppm(x, lengths) and the parameters
+        return train_ppm(ppm, pairs, steps=steps, batch_size=batch_size, lr=lr, warmup=self.warmup,
+                         weight_decay=self.weight_decay, grad_clip=self.grad_clip, loss=loss, seed=seed)
 
     def pair_accuracy(self, ppm: LoRAPPM, pairs: Sequence) -> float:
         """:func:`~icml25.rstar_math.process_preference_model.pair_accuracy` of ``ppm``."""
@@ -464,28 +445,3 @@ class LoRABackend:
             ppm.summary.weight.copy_(head["v_head.summary.weight"])
             ppm.summary.bias.copy_(head["v_head.summary.bias"])
         return ppm.eval()
-
-
-def _split_outputs(text: str) -> list[str]:
-    """``text`` cut into pieces, each ``<output>...<end_of_output>`` block a piece of its own."""
-    parts, rest = [], text
-    while OUTPUT in rest:
-        a, _, b = rest.partition(OUTPUT)
-        body, sep, rest = b.partition(END_OUTPUT)
-        parts += [a, OUTPUT + body + sep]
-    parts.append(rest)
-    return [p for p in parts if p]
-
-
-def _pair_fields(pairs: Sequence) -> tuple[list[str], list[str], list[str], list[int], list[int]]:
-    """Prompts, positive and negative steps and their counts of PairRecords (objects or dicts)."""
-    out: tuple[list, list, list, list, list] = ([], [], [], [], [])
-    for i, p in enumerate(pairs):
-        get = p.get if isinstance(p, dict) else (lambda k, p=p: getattr(p, k, None))
-        vals = [get(k) for k in ("prompt", "pos", "neg", "pos_count", "neg_count")]
-        if not all(isinstance(v, str) for v in vals[:3]) or not all(isinstance(v, (int, np.integer)) for v in vals[3:]):
-            raise ValueError(f"pairs[{i}] must have string prompt/pos/neg and integer pos_count/neg_count (a "
-                             f"PairRecord), got {p!r:.80}")
-        for lst, v in zip(out, vals):
-            lst.append(v if isinstance(v, str) else int(v))
-    return out

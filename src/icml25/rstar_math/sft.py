@@ -32,7 +32,7 @@ def _encode_masked(tok, prompt: str, response: str, block: int) -> tuple[list[in
     p_ids = tok.encode(prompt)
     ids = [tok.eot_id, *p_ids]
     train = [False] * len(ids)
-    for piece in _split_outputs(response):
+    for piece in split_outputs(response):
         piece_ids = tok.encode(piece)
         if piece.startswith(OUTPUT):
             ids += piece_ids
@@ -45,7 +45,9 @@ def _encode_masked(tok, prompt: str, response: str, block: int) -> tuple[list[in
     return ids[:block + 1], train[:block + 1]
 
 
-def _split_outputs(text: str) -> list[str]:
+def split_outputs(text: str) -> list[str]:
+    """``text`` cut into pieces, each ``<output>...<end_of_output>`` block a piece of its own (executor output,
+    masked from the SFT loss)."""
     parts, rest = [], text
     while OUTPUT in rest:
         a, _, b = rest.partition(OUTPUT)
