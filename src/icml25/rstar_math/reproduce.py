@@ -45,7 +45,7 @@ class Config:
     block_size: int = 256  # context length in tokens
     n_heldout: int = 40  # held-out L1 problems for the format check
     ppm_loss: str = "paper"  # "paper" (Eq. 4 mean) or "official" (count-weighted sum)
-    torch_threads: int = 1  # torch intra-op threads (1 is faster for these sizes)
+    torch_threads: int = 1  # torch intra-op threads of training and evaluation (search workers use 1 each)
     search_workers: int = 1  # processes sharing each self-evolution round's search (1 = in-process)
     rounds: int = 1  # self-evolution rounds (round 1 = bootstrap search + smoke training above)
     later_candidates: int = 4  # candidates per expansion in rounds >= 2 and in MCTS evaluation
@@ -107,8 +107,9 @@ class Config:
         return cls(n_problems=240, levels=(1, 2, 3, 4, 5, 6), n_candidates=5, rollouts=8, n_pretrain_problems=1200,
                    pretrain_steps=3000, sft_steps=800, ppm_steps=500, lr=1e-3, n_embd=96, n_layer=3,
                    block_size=320, n_heldout=100, rounds=4, later_candidates=8, later_rollouts=16,
-                   extra_rollouts=32, n_test=150, test_levels=(1, 2, 3, 4, 5, 6), eval_ns=(4, 8, 16),
-                   eval_seeds=3, rejection_samples=16, ablation_steps=0, vote=(8, 2, 4), search_workers=2)
+                   extra_rollouts=32, n_test=120, test_levels=(1, 2, 3, 4, 5, 6), eval_ns=(4, 8),
+                   eval_seeds=1, rejection_samples=8, ablation_steps=0, vote=(4, 2, 2), search_workers=2,
+                   torch_threads=2)
 
 
 @reproduction(slug="rstar_math", title="rStar-Math: Small LLMs Can Master Math Reasoning with Self-Evolved Deep "
