@@ -105,7 +105,7 @@ class Config:
     @classmethod
     def full(cls) -> Config:
         return cls(n_problems=240, levels=(1, 2, 3, 4, 5, 6), n_candidates=5, rollouts=8, n_pretrain_problems=1200,
-                   pretrain_steps=3000, sft_steps=800, ppm_steps=500, lr=1e-3, n_embd=96, n_layer=3,
+                   pretrain_steps=3000, sft_steps=1600, ppm_steps=500, lr=1e-3, n_embd=96, n_layer=3,
                    block_size=320, n_heldout=100, rounds=4, later_candidates=8, later_rollouts=16,
                    extra_rollouts=32, n_test=120, test_levels=(1, 2, 3, 4, 5, 6), eval_ns=(4, 8),
                    eval_seeds=1, rejection_samples=8, ablation_steps=0, vote=(4, 2, 2), search_workers=2,
