@@ -177,8 +177,9 @@ CASES = [
                                                        "temperature": 1.0, "max_tokens": 4, "seed": 0},
                  {"n": SIZE, "temperature": REAL, "max_tokens": SIZE},
                  obj=lambda: __import__("icml25.rstar_math", fromlist=["LMStepPolicy"]).LMStepPolicy(_lm())),
-    BadInputCase("run_eval", skip="needs a real model (hf:/openai:; load_model('tiny:') cannot read rStar's word-"
-                 "tokenizer policies, issue 22); its argument checks run before loading and are tested in "
+    BadInputCase("run_eval", skip="needs a model whose tokenizer covers benchmark text (hf:/openai:; rStar's "
+                 "word-tokenizer policies load through load_model('tiny:') but know only StepArith words); its "
+                 "argument checks run before loading and are tested in "
                  "test_real_llm.py::test_run_eval_rejects_bad_arguments"),
     BadInputCase("sharded_search", lambda: {"problems": _problems()[:2], "make_search": _make_search,
                                             "n_shards": 2, "backend": "serial", "rollouts": 2},
