@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from icml25.core.cli import papers_markdown
+from icml25.run.cli import papers_markdown
 
 path = Path(__file__).resolve().parents[1] / "README.md"
 text = path.read_text(encoding="utf-8")

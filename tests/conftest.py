@@ -7,7 +7,7 @@ import os
 import pytest
 
 from icml25.core.progress import set_progress_enabled
-from icml25.core.testing import test_seeds
+from icml25.testing import test_seeds
 
 os.environ.setdefault("ICML25_PROGRESS", "0")
 set_progress_enabled(False)

@@ -27,7 +27,7 @@ def _cpu() -> float:
 
 def _run(papers: list[str], seeds: int, out: Path, extra: list[str]) -> float:
     """Wall time of one ``icml25 reproduce`` (its task lines and CPU time printed)."""
-    cmd = [sys.executable, "-m", "icml25.core.cli", "reproduce", *papers, "--seeds", str(seeds), "--out", str(out),
+    cmd = [sys.executable, "-m", "icml25.run.cli", "reproduce", *papers, "--seeds", str(seeds), "--out", str(out),
            "--force", *extra]
     t, c = time.perf_counter(), _cpu()
     res = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "ICML25_PROGRESS": "0"})

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from icml25.cgcivl import check_dataset, generate_pointmaze_dataset, load_dataset, maze_layout, save_dataset
-from icml25.core.testing import requires
+from icml25.testing import requires
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 import numpy as np
 
 from icml25.cgcivl import evaluate, maze_layout, oracle_direction
-from icml25.core.testing import requires
+from icml25.testing import requires
 
 
 class Oracle:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from icml25.cgcivl import MazeLayout, maze_layout
-from icml25.core.testing import requires
+from icml25.testing import requires
 
 MAP = np.array([[1, 1, 1, 1, 1, 1],
                 [1, 0, 0, 1, 0, 1],

@@ -3,7 +3,7 @@
 Per package, ``tests/<slug>/bad_input_cases.py`` must define ``CASES: list[BadInputCase]``; every callable public
 name of ``icml25.<slug>.__all__`` needs a case (or ``skip=`` with a reason), every valid example call must succeed
 and every bad variant of every declared argument must raise ``ValueError``/``TypeError`` naming the argument. The
-engine is :mod:`icml25.core.fuzz` (its docstring lists the variants per kind and what counts as a callable). The
+engine is :mod:`icml25.testing.fuzz` (its docstring lists the variants per kind and what counts as a callable). The
 counts of callables and bad inputs tried are printed in the terminal summary (tests/conftest.py).
 """
 
@@ -19,10 +19,10 @@ import warnings
 import numpy as np
 import pytest
 
-from icml25.core import fuzz
+from icml25.testing import fuzz
 from icml25.core.registry import discover
-from icml25.core.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
 from icml25.core.validation import check_array, check_int, check_positive, check_probability, check_real
+from icml25.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
 
 PACKAGES = [*sorted(discover()), "llm"]
 

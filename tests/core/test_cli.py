@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from icml25.core import registry
-from icml25.core.cli import main
+from icml25.run.cli import main
 
 DEMO = textwrap.dedent('''
     from dataclasses import dataclass
@@ -219,7 +219,7 @@ def test_invalid_preset_is_a_bug_not_a_user_error(scratch, tmp_path, capsys) -> 
 def test_run_reproduction_errors(scratch, tmp_path) -> None:
     from icml25.core.config import ConfigError
     from icml25.core.errors import ReproductionError, UnknownSlugError, UsageError
-    from icml25.core.runner import run_reproduction
+    from icml25.run.runner import run_reproduction
 
     scratch()
     with pytest.raises(UsageError, match="seed must be an integer >= 0, got -1"):
@@ -244,7 +244,7 @@ def test_missing_extra_exit_2(scratch, tmp_path, capsys) -> None:
 
 def test_list_is_fast_and_imports_no_torch() -> None:
     # CPU time of the command itself (import + list), which does not depend on the load of a shared machine
-    code = ("import sys, time; t=time.process_time(); from icml25.core.cli import main; main(['list']); "
+    code = ("import sys, time; t=time.process_time(); from icml25.run.cli import main; main(['list']); "
             "assert 'torch' not in sys.modules, 'icml25 list imported torch'; "
             "print(time.process_time()-t, file=sys.stderr)")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -254,11 +254,11 @@ def test_list_is_fast_and_imports_no_torch() -> None:
 
 
 def test_cli_subprocess_smoke() -> None:
-    res = subprocess.run([sys.executable, "-m", "icml25.core.cli", "reproduce", "nosuch"], capture_output=True,
+    res = subprocess.run([sys.executable, "-m", "icml25.run.cli", "reproduce", "nosuch"], capture_output=True,
                          text=True, timeout=60)
     assert res.returncode == 2
     assert res.stderr.strip().startswith("icml25: error: unknown paper slug")
     assert "Traceback" not in res.stderr
-    res = subprocess.run([sys.executable, "-m", "icml25.core.cli", "list", "--markdown"], capture_output=True,
+    res = subprocess.run([sys.executable, "-m", "icml25.run.cli", "list", "--markdown"], capture_output=True,
                          text=True, timeout=60)
     assert res.returncode == 0 and res.stdout.startswith("| slug |")

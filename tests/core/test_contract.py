@@ -13,7 +13,7 @@ from icml25.core import Scale
 from icml25.core.claims import KINDS
 from icml25.core.optional import EXTRA_MODULES
 from icml25.core.registry import get_reproduction, list_reproductions
-from icml25.core.testing import quick_report, run_without
+from icml25.testing import quick_report, run_without
 
 SLUGS = [r.slug for r in list_reproductions()]
 
@@ -99,7 +99,7 @@ DETERMINISM_BUDGET_S = float(os.environ.get("ICML25_DETERMINISM_BUDGET_S", "60")
 
 
 def _check_deterministic(slug: str, out: Path) -> None:
-    from icml25.core.runner import run_reproduction
+    from icml25.run.runner import run_reproduction
 
     first = quick_report(slug)  # computed once per test run (shared with the other contract tests)
     again = run_reproduction(slug, scale="quick", seed=0, out=out)

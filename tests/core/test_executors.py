@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from icml25.core import registry
-from icml25.core.cli import main
 from icml25.core.optional import has
+from icml25.run.cli import main
 
 PAPER = textwrap.dedent('''
     import os

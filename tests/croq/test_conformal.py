@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icml25.core.testing import requires
 from icml25.croq import SplitConformal, conformal_threshold, min_calibration_size, option_mask
+from icml25.testing import requires
 
 
 def test_threshold_on_hand_made_scores() -> None:

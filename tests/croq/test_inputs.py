@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from icml25.core.testing import run_without
 from icml25.croq import CROQ, MCQ, AnswerOutput, SplitConformal, conformal_threshold
+from icml25.testing import run_without
 
 
 class Ranker:

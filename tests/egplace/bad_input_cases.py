@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from icml25.core.testing import ARRAY, POSITIVE, PROB, SIZE, BadInputCase
+from icml25.testing import ARRAY, POSITIVE, PROB, SIZE, BadInputCase
 
 
 @functools.cache

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from icml25.core.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
+from icml25.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
 
 
 def _h() -> Any:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from icml25.core.testing import requires
 from icml25.inference_scaling import collect_counts, fit_counts
 from icml25.llm.base import Generation, LanguageModel
+from icml25.testing import requires
 
 
 class FakeModel:

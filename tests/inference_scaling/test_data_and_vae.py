@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from icml25.core.testing import requires
 from icml25.inference_scaling import load_digitized_curve, load_llmonkeys_pythia_math, load_pythia_checkpoints
+from icml25.testing import requires
 
 
 def test_llmonkeys_loader() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml25.core.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
+from icml25.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
 
 
 def _X(n: int = 300, intercept: bool = True) -> np.ndarray:

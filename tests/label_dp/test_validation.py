@@ -7,9 +7,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from icml25.core.testing import run_without
 from icml25.label_dp import RRChannel, TwoStageDesign, feasible_vertices, optimal_design, randomized_response
 from icml25.label_dp.reproduce import Config
+from icml25.testing import run_without
 
 pytest.importorskip("sklearn")
 

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from icml25.core.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
+from icml25.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
 
 _TMP = Path(tempfile.mkdtemp(prefix="icml25-llm-badinput-"))
 atexit.register(shutil.rmtree, _TMP, ignore_errors=True)

@@ -110,7 +110,7 @@ def test_cache_is_atomic_and_rebuilt_when_corrupt(monkeypatch, tmp_path, pretrai
 
 
 def test_models_cli_lists_the_registry(capsys):
-    from icml25.core.cli import main
+    from icml25.run.cli import main
 
     assert main(["models", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from icml25.core.testing import ARRAY, POSITIVE, SIZE, TEXT, BadInputCase
+from icml25.testing import ARRAY, POSITIVE, SIZE, TEXT, BadInputCase
 
 K, D, R = 4, 5, 2
 

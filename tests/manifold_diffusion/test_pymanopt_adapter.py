@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from icml25.core.testing import requires
 from icml25.manifold_diffusion import (
     SPD,
     DiffusionAdaptation,
@@ -15,6 +14,7 @@ from icml25.manifold_diffusion import (
     from_pymanopt,
     paper_combination_matrix,
 )
+from icml25.testing import requires
 
 
 def _pm(x: np.ndarray) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from icml25.core.testing import quick_report
+from icml25.testing import quick_report
 
 
 @pytest.mark.xdist_group("manifold_diffusion")

@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from icml25.core.testing import run_without
 from icml25.median_of_means import UniformMoM, block_means, contaminate, lower_median, median_of_means
 from icml25.median_of_means.reproduce import Config
+from icml25.testing import run_without
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml25.core.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, BadInputCase
+from icml25.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, BadInputCase
 
 
 def _env():  # type: ignore[no-untyped-def]

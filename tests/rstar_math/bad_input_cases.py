@@ -9,7 +9,7 @@ import tempfile
 
 import numpy as np
 
-from icml25.core.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
+from icml25.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
 
 
 @functools.lru_cache(maxsize=1)

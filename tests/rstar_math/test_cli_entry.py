@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from icml25.core.cli import main
+from icml25.run.cli import main
 
 
 def test_rstar_math_eval_via_main_cli(capsys, tmp_path) -> None:

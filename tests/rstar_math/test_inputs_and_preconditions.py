@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from icml25.core import Report
-from icml25.core.testing import run_without
 from icml25.rstar_math.reproduce import Config
+from icml25.testing import run_without
 
 
 def test_search_parts_import_without_torch() -> None:

@@ -39,7 +39,7 @@ def test_three_round_path_runs_at_toy_size(tmp_path: Path):
 
 
 def test_time_budget_stops_with_a_clear_error_and_keeps_finished_rounds(tmp_path: Path, capsys):
-    from icml25.core.cli import _guarded
+    from icml25.run.cli import _guarded
 
     with pytest.raises(TimeoutError, match="time budget ran out during round 1"):
         reproduce(Scale.QUICK, 0, tmp_path, _toy(time_budget_s=1e-6))

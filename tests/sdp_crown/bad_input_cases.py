@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from icml25.core.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
+from icml25.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
 
 
 def _net() -> Any:

@@ -9,7 +9,6 @@ import pytest
 import torch
 from torch import nn
 
-from icml25.core.testing import requires
 from icml25.sdp_crown import (
     BoundedNet,
     compute_bounds,
@@ -18,6 +17,7 @@ from icml25.sdp_crown import (
     sampled_min_margin,
     spec_matrix,
 )
+from icml25.testing import requires
 
 METHODS = ("crown", "alpha-crown", "sdp-crown", "sdp-crown-hybrid")
 

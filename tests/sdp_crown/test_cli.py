@@ -17,7 +17,7 @@ def test_cli_verify_runs_in_process(capsys) -> None:
 
 
 def test_cli_verify_subprocess() -> None:
-    res = subprocess.run([sys.executable, "-m", "icml25.core.cli", "sdp-crown", "verify", "--n", "2", "--iters", "2"],
+    res = subprocess.run([sys.executable, "-m", "icml25.run.cli", "sdp-crown", "verify", "--n", "2", "--iters", "2"],
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert "sdp-crown: verified" in res.stdout

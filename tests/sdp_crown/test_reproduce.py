@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from icml25.core import Scale
-from icml25.core.testing import requires
+from icml25.testing import requires
 
 pytestmark = requires("torch", "cvxpy", "scipy", "sklearn")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from icml25.core.testing import ARRAY, POSITIVE, PROB, SIZE, TEXT, BadInputCase
+from icml25.testing import ARRAY, POSITIVE, PROB, SIZE, TEXT, BadInputCase
 
 
 def _graph() -> nx.Graph:

@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from icml25.core.testing import ARRAY, POSITIVE, PROB, SIZE, TEXT, BadInputCase
+from icml25.testing import ARRAY, POSITIVE, PROB, SIZE, TEXT, BadInputCase
 
 
 @functools.cache

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from icml25.core import Report, Scale, reproduction
-from icml25.core.executors import thread_limits
 from icml25.core.progress import progress
 from icml25.core.registry import reproduction_stub
+from icml25.core.threads import thread_limits
 from icml25.core.validation import check_int, check_option, check_positive, check_real
 
 from ._figures import figure_distortion, figure_samples

@@ -42,20 +42,33 @@ COMPARISONS: dict[str, tuple[str, Any]] = {
 
 
 class Scale(str, enum.Enum):
-    """Size of a reproduction: ``QUICK`` (< ~2 min on 2 CPU cores) or ``FULL`` (< ~1 h)."""
+    """Size of a reproduction: ``QUICK`` (< ~2 min on 2 CPU cores), ``FULL`` (< ~1 h on 2 cores) or ``PAPER``
+    (the paper's own setting: its models, data sets and sizes, for users with the hardware).
+
+    Scales are ordered (``QUICK < FULL < PAPER``): a claim registered at scale S is asserted by runs of scale >= S.
+    """
 
     QUICK = "quick"
     FULL = "full"
+    PAPER = "paper"
+
+    @property
+    def rank(self) -> int:
+        """0 for QUICK, 1 for FULL, 2 for PAPER."""
+        return _SCALE_ORDER.index(self.value)
 
     @classmethod
     def parse(cls, value: str | Scale) -> Scale:
-        """Return the Scale named by ``value`` ('quick' or 'full'), raising ValueError otherwise."""
+        """Return the Scale named by ``value`` ('quick', 'full' or 'paper'), raising ValueError otherwise."""
         if isinstance(value, Scale):
             return value
         try:
             return cls(str(value).lower())
         except ValueError:
-            raise ValueError(f"scale must be 'quick' or 'full', got {value!r}") from None
+            raise ValueError(f"scale must be 'quick', 'full' or 'paper', got {value!r}") from None
+
+
+_SCALE_ORDER = ("quick", "full", "paper")
 
 
 def _as_number(x: Any) -> Any:
@@ -115,6 +128,12 @@ class Claim:
     timing : bool
         The measurement comes from wall-clock time (a speed-up, a time ratio), so it varies between runs of the same
         seed; the determinism contract compares every other claim exactly and skips these.
+    headline : bool
+        The claim carries the main result of the paper's abstract (1-4 per paper); the paper's verdict
+        (:mod:`icml25.core.verdict`) is computed from these.
+    threshold_reason : str
+        Why the threshold is looser than the paper's value (one line, shown in the report); empty when the
+        threshold is the paper's value with the tolerance the claim states.
     """
 
     id: str
@@ -136,6 +155,8 @@ class Claim:
     aggregate: str = "mean"
     no_stub_reason: str = ""
     timing: bool = False
+    headline: bool = False
+    threshold_reason: str = ""
     #: ids of required claims that did not hold (set by the Report, never by a reproduction)
     blocked_by: list[str] = field(default_factory=list)
 
@@ -255,6 +276,8 @@ class Claim:
             "aggregate": self.aggregate,
             "no_stub_reason": self.no_stub_reason,
             "timing": self.timing,
+            "headline": self.headline,
+            "threshold_reason": self.threshold_reason,
             "blocked_by": list(self.blocked_by),
             "status": self.status,
             "held": self.held,
@@ -268,7 +291,7 @@ class Claim:
                              "contract; rerun the reproduction")
         keys = {"id", "statement", "paper_value", "measured", "comparison", "threshold", "scale", "spread",
                 "per_seed", "unit", "note", "kind", "source", "reference_value", "reference_source", "requires",
-                "aggregate", "no_stub_reason", "timing", "blocked_by"}
+                "aggregate", "no_stub_reason", "timing", "headline", "threshold_reason", "blocked_by"}
         return cls(**{k: v for k, v in d.items() if k in keys})
 
 
@@ -368,11 +391,36 @@ class Report:
         return all(c.held for c in self.claims)
 
     def claims_at(self, scale: Scale | str) -> list[Claim]:
-        """Claims asserted at ``scale``: at QUICK only QUICK claims, at FULL all claims."""
-        scale = Scale.parse(scale)
-        if scale is Scale.FULL:
-            return list(self.claims)
-        return [c for c in self.claims if c.scale is Scale.QUICK]
+        """Claims asserted at ``scale``: those registered at ``scale`` or a smaller one (QUICK: QUICK claims; FULL:
+        QUICK and FULL claims; PAPER: all)."""
+        rank = Scale.parse(scale).rank
+        return [c for c in self.claims if c.scale.rank <= rank]
+
+    def preview_claims(self) -> list[Claim]:
+        """Claims of a larger scale than the run's that were measured anyway (e.g. full-scale claims on a quick run):
+        a preview, never counted as the run's own result."""
+        rank = Scale.parse(self.scale).rank
+        return [c for c in self.claims if c.scale.rank > rank and c.measured_ok]
+
+    def not_measured_here(self) -> list[Claim]:
+        """Claims of a larger scale than the run's that it could not measure (e.g. ``paper``-scale claims)."""
+        rank = Scale.parse(self.scale).rank
+        return [c for c in self.claims if c.scale.rank > rank and not c.measured_ok]
+
+    def add_unmeasured_claim(self, *args: Any, needs: str, **kwargs: Any) -> Claim:
+        """Register a claim that this run cannot measure (its scale is larger than the run's): measured NaN and a
+        note ``"not measured here: <needs>"``. ``needs`` says what the measurement takes (e.g. "--scale paper:
+        the 7B policy on a GPU"). Raises ValueError when the claim's scale is not larger than the run's."""
+        scale = Scale.parse(kwargs.get("scale", Scale.QUICK))
+        if scale.rank <= Scale.parse(self.scale).rank:
+            raise ValueError(f"claim {kwargs.get('id', args[0] if args else '?')!r}: a {scale.value}-scale claim is "
+                             f"measured by a {Scale.parse(self.scale).value} run; add it with add_claim")
+        note = f"not measured here: {needs}"
+        if kwargs.get("note"):
+            note = f"{kwargs.pop('note')} {note}"
+        kwargs["note"] = note
+        kwargs["measured"] = math.nan
+        return self.add_claim(*args, **kwargs)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict with a top-level ``claims`` list."""
@@ -441,7 +489,7 @@ def aggregate_reports(reports: list[Report]) -> Report:
                             per_seed=values, unit=c.unit, note=note, kind=c.kind, source=c.source,
                             reference_value=c.reference_value, reference_source=c.reference_source,
                             requires=list(c.requires), aggregate=c.aggregate, no_stub_reason=c.no_stub_reason,
-                            timing=c.timing))
+                            timing=c.timing, headline=c.headline, threshold_reason=c.threshold_reason))
     agg = Report(slug=first.slug, title=first.title, scale=first.scale, seed=[r.seed for r in reports],
                   claims=claims, tables=first.tables, figures=first.figures, config=first.config,
                   notes=first.notes, wall_time_s=sum(r.wall_time_s or 0.0 for r in reports))

@@ -21,7 +21,7 @@ __all__ = ["Reproduction", "reproduction", "reproduction_stub", "list_reproducti
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 #: dotted name of the package whose sub-packages hold the papers (tests point both at a scratch package)
 ROOT_PACKAGE = "icml25"
-_NOT_PAPERS = {"core", "llm"}
+_NOT_PAPERS = {"core", "llm", "run", "testing"}
 
 _REGISTRY: dict[str, Reproduction] = {}
 
@@ -62,12 +62,35 @@ class Reproduction:
     _extra_meta: dict[str, Any] = field(default_factory=dict)
 
     def default_config(self, scale: Any) -> Any:
-        """The configuration preset for ``scale`` (``Config.quick()`` or ``Config.full()``), or None."""
+        """The configuration preset for ``scale`` (``Config.quick()``, ``Config.full()`` or ``Config.paper()``).
+
+        None when the reproduction has no config. Raises :class:`icml25.core.errors.UsageError` for ``paper`` when
+        the config has no ``paper()`` preset.
+        """
         from .claims import Scale
+        from .errors import UsageError
 
         if self.config is None:
             return None
-        return self.config.full() if Scale.parse(scale) is Scale.FULL else self.config.quick()
+        scale = Scale.parse(scale)
+        if scale is Scale.PAPER:
+            if not hasattr(self.config, "paper"):
+                raise UsageError(f"{self.slug} has no paper-scale preset (Config.paper()); use --scale quick or full")
+            return self.config.paper()
+        return self.config.full() if scale is Scale.FULL else self.config.quick()
+
+    def plan(self, scale: Any, overrides: dict[str, str] | None = None) -> Any:
+        """The dry-run :class:`icml25.core.plan.Plan` of this reproduction at ``scale`` (``config.plan()``).
+
+        Raises UsageError when the config has no ``plan()`` method.
+        """
+        from .config import apply_overrides
+        from .errors import UsageError
+
+        config = apply_overrides(self.default_config(scale), overrides or {})
+        if config is None or not hasattr(config, "plan"):
+            raise UsageError(f"{self.slug} has no dry-run plan (Config.plan()); run it without --dry-run")
+        return config.plan()
 
 
 def reproduction(*, slug: str, title: str, arxiv: str = "", extras: tuple[str, ...] = (),
@@ -124,10 +147,25 @@ def reproduction_stub(*, slug: str) -> Callable[[Callable[..., Any]], Callable[.
     return deco
 
 
-def _literal_kwargs(call: ast.Call) -> dict[str, Any]:
+def _module_constants(tree: ast.Module) -> dict[str, Any]:
+    """Module-level ``NAME = <literal>`` assignments (so ``title=TITLE`` is read without importing)."""
+    consts: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                consts[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    return consts
+
+
+def _literal_kwargs(call: ast.Call, consts: dict[str, Any] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for kw in call.keywords:
         if kw.arg in ("slug", "title", "arxiv", "extras", "threads"):
+            if isinstance(kw.value, ast.Name) and consts and kw.value.id in consts:
+                out[kw.arg] = consts[kw.value.id]
+                continue
             try:
                 out[kw.arg] = ast.literal_eval(kw.value)
             except ValueError:
@@ -151,12 +189,13 @@ def discover(root: Path | None = None) -> dict[str, Reproduction]:
         if pkg in _NOT_PAPERS or pkg.startswith("_"):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        consts = _module_constants(tree)
         for node in ast.walk(tree):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             for dec in node.decorator_list:
                 if isinstance(dec, ast.Call) and getattr(dec.func, "id", getattr(dec.func, "attr", "")) == "reproduction":
-                    kw = _literal_kwargs(dec)
+                    kw = _literal_kwargs(dec, consts)
                     if "slug" not in kw:
                         continue
                     slug = kw["slug"]

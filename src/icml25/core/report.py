@@ -8,14 +8,16 @@ from typing import Any
 
 from .claims import Report, _fmt
 
-__all__ = ["write_report", "read_report", "write_index", "claims_markdown", "counts_text", "COLUMNS_NOTE"]
+__all__ = ["write_report", "read_report", "write_index", "claims_markdown", "counts_text", "scale_counts_text",
+           "verdicts_markdown", "COLUMNS_NOTE"]
 
 #: what the columns of a claim table mean (printed above every claim table)
 COLUMNS_NOTE = ("*paper*: a number printed in the paper, with where (never ours, never a prototype's); "
                 "*reference*: a non-paper reference (spec prototype, our calibration), with where; "
                 "*ours*: what this run measured; *kind*: paper result / mechanism the method must have / "
                 "implementation check; *held*: the comparison of ours with the threshold, or *not measured* when "
-                "a claim it requires did not hold.")
+                "a claim it requires did not hold, or *not measured here* when it needs a larger scale; "
+                "a **bold id** is a headline claim (it carries the abstract's main result and decides the verdict).")
 
 
 def _cell(x: Any) -> str:
@@ -37,11 +39,41 @@ def claims_markdown(report: Report) -> str:
     report.resolve_preconditions()
     lines = ["| id | kind | claim | paper | reference | ours | threshold | scale | held |",
              "|---|---|---|---|---|---|---|---|---|"]
+    rank = report.scale.rank
     for c in report.claims:
-        lines.append(f"| {c.id} | {c.kind} | {_cell(c.statement)} | {_with_source(c.paper_value, c.source)} "
+        lines.append(f"| {_claim_id(c)} | {c.kind} | {_cell(c.statement)} | {_with_source(c.paper_value, c.source)} "
                      f"| {_with_source(c.reference_value, c.reference_source)} | {_cell(c.measured_text())} "
-                     f"| {c.threshold_text()} | {c.scale.value} | {c.status_text()} |")
+                     f"| {_threshold_cell(c)} | {c.scale.value} | {_status_cell(c, rank)} |")
     return "\n".join(lines)
+
+
+def _claim_id(c: Any) -> str:
+    return f"**{c.id}**" if c.headline else c.id
+
+
+def _threshold_cell(c: Any) -> str:
+    return c.threshold_text() + (f" ({_cell(c.threshold_reason)})" if c.threshold_reason else "")
+
+
+def _status_cell(c: Any, rank: int) -> str:
+    """The held cell: a larger-scale claim is *not measured here* or a *preview*."""
+    if c.scale.rank > rank:
+        return "not measured here" if not c.measured_ok else f"preview: {c.status_text()}"
+    return c.status_text()
+
+
+def scale_counts_text(report: Report) -> str:
+    """Counts at the report's own scale, then the preview of larger-scale claims it measured anyway, e.g.
+    ``"quick: paper claims: 5/5 held; ... · preview (full-scale claims): 3/8 held · 2 not measured here"``."""
+    text = f"{report.scale.value}: {counts_text(report.counts(report.claims_at(report.scale)))}"
+    preview = report.preview_claims()
+    if preview:
+        held = sum(c.held for c in preview)
+        text += f" · preview (larger-scale claims measured at {report.scale.value}): {held}/{len(preview)} held"
+    missing = report.not_measured_here()
+    if missing:
+        text += f" · {len(missing)} not measured here"
+    return text
 
 
 def counts_text(counts: dict[str, dict[str, int]]) -> str:
@@ -102,7 +134,7 @@ def write_report(report: Report, out_dir: str | Path) -> Path:
     md = [f"# {report.title}", "",
           f"slug `{report.slug}` · scale **{report.scale.value}** · seed {report.seed}"
           + (f" · wall time {report.wall_time_s:.1f} s" if report.wall_time_s is not None else ""), "",
-          f"**{counts_text(report.counts())}**", "", "## Claims", "", COLUMNS_NOTE, "", claims_markdown(report), ""]
+          f"**{scale_counts_text(report)}**", "", f"**Verdict:** {_verdict_line(report)}", "", "## Claims", "", COLUMNS_NOTE, "", claims_markdown(report), ""]
     if report.notes:
         md += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
     for name, rows in report.tables.items():
@@ -113,6 +145,29 @@ def write_report(report: Report, out_dir: str | Path) -> Path:
     path = out / "report.md"
     path.write_text("\n".join(md), encoding="utf-8")
     return path
+
+
+def _verdict_line(report: Report) -> str:
+    from .verdict import verdict_of
+
+    return verdict_of(report).text()
+
+
+def verdicts_markdown(reports: list[Report]) -> str:
+    """One row per paper: its verdict, scale, seeds, date and headline claims (the top of ``index.md``)."""
+    from .verdict import verdict_of
+
+    rows = ["| paper | verdict | scale | seeds | date | headline claims | own-scale claims | preview |",
+            "|---|---|---|---|---|---|---|---|"]
+    for rep in reports:
+        v = verdict_of(rep)
+        heads = ", ".join(f"{h['id']} {h['status']}" for h in v.headline) or "—"
+        preview = rep.preview_claims()
+        prev = f"{sum(c.held for c in preview)}/{len(preview)} held" if preview else "—"
+        rows.append(f"| [{rep.slug}]({rep.slug}/report.md) | **{v.verdict}** | {v.scale} "
+                    f"| {', '.join(map(str, v.seeds))} | {v.date} | {heads} "
+                    f"| {counts_text(rep.counts(rep.claims_at(rep.scale)))} | {prev} |")
+    return "\n".join(rows)
 
 
 def read_report(path: str | Path) -> Report:
@@ -126,20 +181,30 @@ def write_index(out_dir: str | Path) -> Path:
     rows = ["| paper | scale | claim | kind | statement | paper value | reference | ours | threshold | held |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     totals: dict[str, dict[str, int]] = {}
+    previews: dict[str, dict[str, int]] = {}
     skipped = []
+    reports = []
     for rj in sorted(out.glob("*/report.json")):
         try:
             rep = read_report(rj)
         except (ValueError, KeyError, TypeError) as exc:  # a report from an older contract: say so, do not crash
             skipped.append(f"- `{rj}` was not read ({exc}); rerun that reproduction")
             continue
-        _merge_counts(totals, rep.counts())
+        reports.append(rep)
+        _merge_counts(totals, rep.counts(rep.claims_at(rep.scale)))
+        _merge_counts(previews, rep.counts(rep.preview_claims()))
+        rank = rep.scale.rank
         for c in rep.claims:
-            rows.append(f"| [{rep.slug}]({rep.slug}/report.md) | {rep.scale.value} | {c.id} | {c.kind} "
+            rows.append(f"| [{rep.slug}]({rep.slug}/report.md) | {rep.scale.value} | {_claim_id(c)} | {c.kind} "
                         f"| {_cell(c.statement)} | {_with_source(c.paper_value, c.source)} "
                         f"| {_with_source(c.reference_value, c.reference_source)} | {_cell(c.measured_text())} "
-                        f"| {c.threshold_text()} | {c.status_text()} |")
-    rows = ["# icml25 reproduction index", "", f"**{counts_text(totals)}.**", "", COLUMNS_NOTE, "", *rows]
+                        f"| {_threshold_cell(c)} | {_status_cell(c, rank)} |")
+    head = ["# icml25 reproduction index", "", "## Verdicts", "", verdicts_markdown(reports), "",
+            "## Claims", "", f"**Claims at each report's own scale: {counts_text(totals)}.**"]
+    if previews:
+        head += ["", f"Preview (larger-scale claims measured on a smaller run, not counted above): "
+                     f"{counts_text(previews)}."]
+    rows = [*head, "", COLUMNS_NOTE, "", *rows]
     if skipped:
         rows += ["", "Reports not read:", *skipped]
     path = out / "index.md"

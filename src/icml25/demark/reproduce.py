@@ -15,9 +15,9 @@ import numpy as np
 
 from icml25.core import Report, Scale, reproduction
 from icml25.core.data import shipped_path
-from icml25.core.executors import thread_limits
 from icml25.core.progress import progress
 from icml25.core.registry import reproduction_stub
+from icml25.core.threads import thread_limits
 from icml25.core.validation import check_int, check_positive, check_real
 
 from .attack import DeMark, RandomScrubber, Spoofer, StepRecord, sample_topk

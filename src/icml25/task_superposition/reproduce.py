@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from icml25.core import Report, Scale, reproduction
-from icml25.core.executors import thread_limits
 from icml25.core.registry import reproduction_stub
+from icml25.core.threads import thread_limits
 from icml25.core.validation import check_int, check_option, check_positive, check_real
 
 TITLE = "Everything Everywhere All at Once: LLMs can In-Context Learn Multiple Tasks in Superposition"

@@ -17,9 +17,11 @@ Every task computes the same numbers whichever executor ran it: same seed, same 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 import os
 import pickle
+import platform
 import sys
 import time
 import traceback
@@ -28,14 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from icml25.core.threads import thread_limits
+
 __all__ = ["EXECUTORS", "Task", "TaskResult", "run_task", "execute", "finished_report"]
 
 #: the executors ``icml25 reproduce --executor`` accepts
 EXECUTORS = ("serial", "process", "ray")
 
-#: environment variables that size the thread pools of BLAS/OpenMP libraries loaded after they are set
-_THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-               "NUMEXPR_NUM_THREADS")
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ class TaskResult:
 
 def _use_package(task: Task) -> None:
     """Point the registry of this process at the task's package (a worker of a test's scratch package)."""
-    from . import registry
+    from icml25.core import registry
 
     for p in reversed(task.sys_path):
         if p not in sys.path:
@@ -118,38 +119,6 @@ def _use_package(task: Task) -> None:
     if task.root_package and registry.ROOT_PACKAGE != task.root_package:
         registry.ROOT_PACKAGE = task.root_package
 
-
-@contextlib.contextmanager
-def thread_limits(threads: int) -> Iterator[None]:
-    """Run the block with ``threads`` torch/BLAS/OpenMP threads; the previous settings are restored after it.
-
-    Libraries loaded before are limited with ``threadpoolctl`` (when installed) and ``torch.set_num_threads``
-    (when torch is imported); libraries loaded inside the block read the ``OMP_NUM_THREADS``-style variables.
-    """
-    old_env = {k: os.environ.get(k) for k in _THREAD_ENV}
-    os.environ.update({k: str(threads) for k in _THREAD_ENV})
-    torch = sys.modules.get("torch")
-    old_torch = torch.get_num_threads() if torch is not None else None
-    stack = contextlib.ExitStack()
-    try:
-        try:
-            from threadpoolctl import threadpool_limits
-
-            stack.enter_context(threadpool_limits(limits=threads))
-        except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-            pass
-        if torch is not None:
-            torch.set_num_threads(threads)
-        yield
-    finally:
-        stack.close()
-        for k, v in old_env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        if torch is not None and old_torch is not None:
-            torch.set_num_threads(old_torch)
 
 
 def _set_torch_threads(threads: int) -> None:
@@ -183,10 +152,9 @@ def run_task(task: Task, in_process: bool = False) -> TaskResult:
         ``"ok"`` with the report dict (exactly the written ``report.json``), ``"user"`` for a user error raised
         inside the reproduction, ``"internal"`` for anything else (its traceback written to ``error.log``).
     """
-    from .claims import Report, Scale
-    from .config import apply_overrides, config_to_dict
-    from .errors import USER_ERRORS, one_line
-    from .runner import write_error_log
+    from icml25.core.claims import Report, Scale
+    from icml25.core.config import apply_overrides, config_to_dict
+    from icml25.core.errors import USER_ERRORS, one_line
 
     _use_package(task)
     folder = Path(task.folder)
@@ -196,9 +164,9 @@ def run_task(task: Task, in_process: bool = False) -> TaskResult:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with thread_limits(task.threads):
-            from .registry import get_reproduction
-            from .report import write_report
-            from .seeding import seed_everything
+            from icml25.core.registry import get_reproduction
+            from icml25.core.report import write_report
+            from icml25.core.seeding import seed_everything
 
             entry = get_reproduction(task.slug)
             scale = Scale.parse(task.scale)
@@ -242,7 +210,7 @@ def finished_report(task: Task, config: dict[str, Any]) -> dict[str, Any] | None
     fields must be equal in the report's ``config``. A report that cannot be read (or is of an older claim
     contract) does not count.
     """
-    from .claims import Report
+    from icml25.core.claims import Report
 
     path = Path(task.folder) / "report.json"
     try:
@@ -263,8 +231,7 @@ def finished_report(task: Task, config: dict[str, Any]) -> dict[str, Any] | None
 
 def _crashed(task: Task, exc: BaseException) -> TaskResult:
     """A task whose worker died or whose result could not come back: an internal error, logged by the driver."""
-    from .errors import one_line
-    from .runner import write_error_log
+    from icml25.core.errors import one_line
 
     folder = Path(task.folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -371,7 +338,7 @@ def _pool_results(tasks: list[Task], jobs: int) -> Iterator[tuple[Task, Any]]:
 
 
 def _execute_ray(tasks: list[Task], jobs: int | None, ray_address: str | None) -> Iterator[TaskResult]:
-    from .optional import require
+    from icml25.core.optional import require
 
     ray = require("ray", "dist")
     started = False
@@ -404,3 +371,16 @@ def _execute_ray(tasks: list[Task], jobs: int | None, ray_address: str | None) -
             for ref in pending:
                 with contextlib.suppress(Exception):
                     ray.cancel(ref)
+
+def write_error_log(folder: Path, exc: BaseException, context: dict[str, Any]) -> Path | None:
+    """Write the full traceback of ``exc`` and the run's context to ``<folder>/error.log``; its path (None on failure)."""
+    path = Path(folder) / "error.log"
+    lines = [f"icml25 internal error, {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}",
+             f"python {sys.version.split()[0]} on {platform.platform()}"]
+    lines += [f"{k}: {v}" for k, v in context.items()]
+    lines += ["", "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))]
+    try:
+        path.write_text("\n".join(lines), encoding="utf-8")
+    except OSError:
+        return None
+    return path

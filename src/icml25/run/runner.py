@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import datetime
 import numbers
 import os
-import platform
-import sys
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .claims import Report, Scale, aggregate_reports
-from .config import apply_overrides, config_to_dict
-from .errors import ReproductionError, UsageError, one_line
-from .optional import check_extras
-from .registry import get_reproduction
-from .report import write_report
+from icml25.core.claims import Report, Scale, aggregate_reports
+from icml25.core.config import apply_overrides, config_to_dict
+from icml25.core.errors import ReproductionError, UsageError, one_line
+from icml25.core.optional import check_extras
+from icml25.core.registry import get_reproduction
+from icml25.core.report import write_report
 
-if TYPE_CHECKING:
-    from .executors import TaskResult
+from .executors import Task, TaskResult, write_error_log
 
 __all__ = ["run_reproduction", "reproduce_many", "RunSummary", "task_folder", "prepare_out", "write_error_log"]
 
@@ -125,7 +120,7 @@ def reproduce_many(slugs: list[str], *, scale: Scale | str = Scale.QUICK, seed: 
     scale, seed, seeds, out, overrides
         As in :func:`run_reproduction` (``overrides`` with one slug only).
     executor : str
-        ``"serial"``, ``"process"`` or ``"ray"`` (see :func:`icml25.core.executors.execute`).
+        ``"serial"``, ``"process"`` or ``"ray"`` (see :func:`icml25.run.executors.execute`).
     jobs : int, optional
         Worker processes (``process``) or CPUs of a local Ray instance (``ray``).
     ray_address : str, optional
@@ -146,8 +141,9 @@ def reproduce_many(slugs: list[str], *, scale: Scale | str = Scale.QUICK, seed: 
         The user's mistakes (bad seed/seeds/executor/jobs/out, unknown slug, bad override, missing extra), before
         anything runs.
     """
-    from .executors import EXECUTORS, Task, TaskResult, execute, finished_report
-    from .registry import PACKAGE_ROOT, ROOT_PACKAGE
+    from icml25.core.registry import PACKAGE_ROOT, ROOT_PACKAGE
+
+    from .executors import EXECUTORS, execute, finished_report
 
     try:
         scale = Scale.parse(scale)
@@ -218,7 +214,7 @@ def _write_paper(slug: str, done: dict[int, TaskResult], root: Path, seeds: int,
     """Aggregate the seeds of ``slug`` (read from their report dicts) and write ``<root>/<slug>/report.json``."""
     import shutil
 
-    from .executors import Task, TaskResult
+
 
     ordered = [done[s] for s in sorted(done)]
     paper = root / slug
@@ -266,22 +262,9 @@ def prepare_out(path: str | Path) -> Path:
     return p
 
 
-def write_error_log(folder: Path, exc: BaseException, context: dict[str, Any]) -> Path | None:
-    """Write the full traceback of ``exc`` and the run's context to ``<folder>/error.log``; its path (None on failure)."""
-    path = Path(folder) / "error.log"
-    lines = [f"icml25 internal error, {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}",
-             f"python {sys.version.split()[0]} on {platform.platform()}"]
-    lines += [f"{k}: {v}" for k, v in context.items()]
-    lines += ["", "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))]
-    try:
-        path.write_text("\n".join(lines), encoding="utf-8")
-    except OSError:
-        return None
-    return path
-
 
 def _summary_line(report: Report) -> str:
-    from .report import counts_text
+    from icml25.core.report import counts_text
 
     t = f" in {report.wall_time_s:.1f}s" if report.wall_time_s is not None else ""
     return f"{report.slug}: {counts_text(report.counts())}{t}"

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .claims import Report, Scale
-from .optional import has
+from icml25.core.claims import Report, Scale
+from icml25.core.optional import has
 
 __all__ = ["requires", "quick_report", "test_seeds", "run_without", "BadInputCase", "ARRAY", "PROB", "SIZE", "POSITIVE", "REAL",
            "TEXT"]
@@ -34,8 +34,8 @@ class BadInputCase:
     checks that every callable in the paper's ``__all__`` has a case and that every bad variant of every
     declared argument raises ``ValueError``/``TypeError`` naming the argument.
 
-    The harness is :mod:`icml25.core.fuzz` (its docstring lists the exact variants per kind and which public names
-    need no case); ``python -m icml25.core.fuzz <slug>`` runs it on one package. Notes: the valid call runs first
+    The harness is :mod:`icml25.testing.fuzz` (its docstring lists the exact variants per kind and which public names
+    need no case); ``python -m icml25.testing.fuzz <slug>`` runs it on one package. Notes: the valid call runs first
     and must succeed; ``obj()`` is called once per case and the same instance serves the valid call and every bad
     call; the argument counts as named when its keyword appears as a word in the message (``"n must be >= 1"``
     names ``n``; ``"an integer"`` does not); each call has a time limit (10 s for a bad call, 60 s for the valid
@@ -106,7 +106,7 @@ def quick_report(slug: str, seed: int = 0) -> Report:
     """
     import fcntl
 
-    from .report import read_report
+    from icml25.core.report import read_report
 
     key = (slug, seed)
     if key in _CACHE:
@@ -120,7 +120,7 @@ def quick_report(slug: str, seed: int = 0) -> Report:
             if done.exists():
                 rep = read_report(done)
             else:
-                from .runner import run_reproduction
+                from icml25.run.runner import run_reproduction
 
                 rep = run_reproduction(slug, scale=Scale.QUICK, seed=seed, out=out)
         finally:

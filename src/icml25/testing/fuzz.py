@@ -1,7 +1,7 @@
 """The bad-input fuzz contract: every public callable rejects bad arguments with a message naming them.
 
 A package's registry ``tests/<slug>/bad_input_cases.py`` defines ``CASES: list[BadInputCase]`` (see
-:class:`icml25.core.testing.BadInputCase`): one valid example call per public callable and the kinds of the
+:class:`icml25.testing.BadInputCase`): one valid example call per public callable and the kinds of the
 arguments to corrupt. :func:`check_package` checks that
 
 1. every callable public name of the package (see :func:`public_callables`) has a case (``name`` or
@@ -22,7 +22,7 @@ replaces the whole value.
 
 Self-check of one paper while writing its cases (the same code the test suite runs)::
 
-    python -c "from icml25.core.fuzz import main; main('label_dp')"
+    python -c "from icml25.testing.fuzz import main; main('label_dp')"
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import importlib
 import importlib.util
 import inspect
 import math
+import os
 import re
 import signal
 import sys
@@ -48,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from .testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
+from .helpers import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
 
 __all__ = ["public_callables", "load_cases", "check_package", "FuzzResult", "fixed_variants", "variant_strategy",
            "cases_path", "main", "KINDS"]
@@ -84,7 +85,19 @@ def _time_limit(seconds: float) -> Iterator[None]:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+def tests_root() -> Path:
+    """The folder holding ``<slug>/bad_input_cases.py``: ``$ICML25_TESTS_ROOT``, else ``./tests``, else the checkout's.
+
+    An installed wheel has no test tree, so the caller (or the environment) names it; from a checkout the
+    repository's ``tests/`` is found beside ``src/``.
+    """
+    env = os.environ.get("ICML25_TESTS_ROOT")
+    if env:
+        return Path(env)
+    here = Path.cwd() / "tests"
+    if here.is_dir():
+        return here
+    return Path(__file__).resolve().parents[3] / "tests"
 
 
 # ---------------------------------------------------------------------------------------------- public callables
@@ -146,8 +159,8 @@ def public_callables(module: Any) -> tuple[dict[str, Any], dict[str, str], dict[
 
 # ---------------------------------------------------------------------------------------------------- cases file
 def cases_path(slug: str, root: Path | None = None) -> Path:
-    """``tests/<slug>/bad_input_cases.py`` of the repository."""
-    return (root or REPO_ROOT) / "tests" / slug / "bad_input_cases.py"
+    """``<tests root>/<slug>/bad_input_cases.py`` (``root`` is the tests folder; default :func:`tests_root`)."""
+    return (root or tests_root()) / slug / "bad_input_cases.py"
 
 
 def load_cases(path: Path, module_name: str | None = None) -> list[BadInputCase]:
@@ -162,7 +175,7 @@ def load_cases(path: Path, module_name: str | None = None) -> list[BadInputCase]
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: write CASES: list[BadInputCase] (icml25.core.testing) with a "
+        raise FileNotFoundError(f"{path} is missing: write CASES: list[BadInputCase] (icml25.testing) with a "
                                 "valid example call of every public callable")
     name = module_name or f"_icml25_bad_input_cases_{path.parent.name}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -172,7 +185,7 @@ def load_cases(path: Path, module_name: str | None = None) -> list[BadInputCase]
     spec.loader.exec_module(mod)
     cases = getattr(mod, "CASES", None)
     if not isinstance(cases, (list, tuple)) or not all(isinstance(c, BadInputCase) for c in cases):
-        raise TypeError(f"{path}: CASES must be a list of icml25.core.testing.BadInputCase")
+        raise TypeError(f"{path}: CASES must be a list of icml25.testing.BadInputCase")
     return list(cases)
 
 
@@ -508,7 +521,7 @@ def check_package(module: Any, cases: list[BadInputCase], *, draws: int = DRAWS)
 
 
 def _iter_packages() -> Iterator[str]:
-    from .registry import discover
+    from icml25.core.registry import discover
 
     yield from sorted(discover())
     yield "llm"

@@ -1,4 +1,4 @@
-"""The ``icml25`` command: ``list``, ``reproduce``, ``report`` and per-paper tools (``icml25 <paper> ...``).
+"""The ``icml25`` command: ``list``, ``reproduce``, ``plan``, ``report`` and per-paper tools (``icml25 <paper> ...``).
 
 Exit codes and messages:
 
@@ -11,7 +11,7 @@ Exit codes and messages:
 - ``--debug`` (alias ``--traceback``) re-raises the exception instead, for its traceback;
 - ``reproduce --strict``: exit 1 when a claim of the run's scale fails.
 
-``reproduce`` runs every (paper, seed) as one task (:func:`icml25.core.runner.reproduce_many`) with
+``reproduce`` runs every (paper, seed) as one task (:func:`icml25.run.runner.reproduce_many`) with
 ``--executor serial`` (default), ``process`` (``--jobs N`` local processes) or ``ray`` (a local Ray instance, or a
 cluster with ``--ray-address auto|ray://host:10001``); a task whose ``report.json`` has the run's scale, seed and
 config is skipped unless ``--force``; a failed task leaves its ``error.log`` and the others go on.
@@ -57,35 +57,48 @@ def _int_at_least(low: int) -> typing.Callable[[str], int]:
     return parse
 
 
-def _status_rows(out: Path | None = None) -> list[dict[str, str]]:
-    from .papers import PAPERS
-    from .registry import list_reproductions
+def _latest_verdict(slug: str, out: Path | None) -> tuple[typing.Any, str]:
+    """The verdict to show for ``slug``: of its report in ``out`` or the one recorded in its package, whichever is of
+    the larger scale (at equal scale the newer); and the counts text of that report (own scale and preview)."""
+    from icml25.core.report import read_report, scale_counts_text
+    from icml25.core.verdict import best_verdict, recorded_verdict, verdict_of
 
-    found = {r.slug: r for r in list_reproductions()}
+    recorded = recorded_verdict(slug)
+    fresh = None
+    counts = ""
+    if out is not None and (out / slug / "report.json").exists():
+        try:
+            rep = read_report(out / slug / "report.json")
+            fresh = verdict_of(rep)
+            counts = scale_counts_text(rep)
+        except (OSError, ValueError, KeyError, TypeError):
+            counts = "unreadable report"
+    best = best_verdict(recorded, fresh)
+    if best is not None and best is recorded and fresh is not None and best is not fresh:
+        counts = ""
+    return best, counts
+
+
+def _status_rows(out: Path | None = None) -> list[dict[str, str]]:
+    from icml25.core.registry import list_reproductions
+
     rows = []
-    for p in PAPERS:
-        row = {"slug": p.slug, "title": p.title, "ref": p.ref,
-               "status": "implemented" if p.slug in found else "not yet",
-               "extras": ",".join(found[p.slug].extras) if p.slug in found else ""}
-        last = ""
-        if out is not None and (out / p.slug / "report.json").exists():
-            try:
-                data = json.loads((out / p.slug / "report.json").read_text())
-                held = sum(bool(c.get("held")) for c in data.get("claims", []))
-                last = f"{held}/{len(data.get('claims', []))} held ({data.get('scale', '?')})"
-            except (OSError, ValueError):
-                last = "unreadable"
-        row["last_run"] = last
-        rows.append(row)
+    for r in list_reproductions():
+        v, counts = _latest_verdict(r.slug, out)
+        rows.append({"slug": r.slug, "title": r.title, "ref": r.arxiv, "extras": ",".join(r.extras),
+                     "verdict": v.verdict if v is not None else "not run",
+                     "verdict_text": v.text() if v is not None else "not run",
+                     "verdict_scale": v.scale if v is not None else "",
+                     "last_run": counts})
     return rows
 
 
 def papers_markdown() -> str:
-    """The README's table of papers (generated, so it cannot drift from the registry)."""
-    lines = ["| slug | paper | reference | status |", "|---|---|---|---|"]
+    """The README's table of papers with their verdicts (generated from the registry and the recorded verdicts)."""
+    lines = ["| slug | paper | reference | verdict (scale, seeds, date) |", "|---|---|---|---|"]
     for r in _status_rows():
-        link = f"[{r['slug']}](src/icml25/{r['slug']}/README.md)" if r["status"] == "implemented" else r["slug"]
-        lines.append(f"| {link} | {r['title']} | {r['ref']} | {r['status']} |")
+        link = f"[{r['slug']}](src/icml25/{r['slug']}/README.md)"
+        lines.append(f"| {link} | {r['title']} | {r['ref']} | {r['verdict_text'].split(':')[0]} |")
     return "\n".join(lines)
 
 
@@ -97,17 +110,35 @@ def _cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    w = max(len(r["slug"]) for r in rows)
+    w = max((len(r["slug"]) for r in rows), default=4)
     for r in rows:
         extra = f" [{r['extras']}]" if r["extras"] else ""
+        verdict = r["verdict"] + (f" ({r['verdict_scale']})" if r["verdict_scale"] else "")
         last = f"  last: {r['last_run']}" if r["last_run"] else ""
-        print(f"{r['slug']:<{w}}  {r['status']:<11}  {r['title'][:70]}{extra}{last}")
+        print(f"{r['slug']:<{w}}  {verdict:<28}  {r['title'][:60]}{extra}{last}")
+    return 0
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from icml25.core.config import parse_set_args
+    from icml25.core.plan import plans_table
+    from icml25.core.registry import discover, get_reproduction
+
+    slugs = sorted(discover()) if args.slugs == ["all"] else list(dict.fromkeys(args.slugs))
+    overrides = parse_set_args(args.set)
+    plans = [get_reproduction(s).plan(args.scale, overrides) for s in slugs]
+    if args.json:
+        print(json.dumps([p.to_dict() for p in plans], indent=2, default=str))
+    elif len(plans) == 1:
+        print(plans[0].text())
+    else:
+        print(plans_table(plans))
     return 0
 
 
 def _task_line(result: typing.Any, done: int, total: int) -> str:
     """One line per finished task: ``[3/8] demo seed 1: paper claims: 2/2 held; ... (1.2 s)``."""
-    from .report import counts_text
+    from icml25.core.report import counts_text
 
     head = f"[{done}/{total}] {result.task.name}"
     if result.status == "skipped":
@@ -124,20 +155,23 @@ def _task_line(result: typing.Any, done: int, total: int) -> str:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from .config import parse_set_args
-    from .data import set_allow_download
-    from .errors import ReproductionError, UsageError, one_line
-    from .progress import progress_bar
-    from .report import write_index
+    from icml25.core.config import parse_set_args
+    from icml25.core.data import set_allow_download
+    from icml25.core.errors import ReproductionError, UsageError, one_line
+    from icml25.core.progress import progress_bar
+    from icml25.core.report import write_index
+
     from .runner import _summary_line, reproduce_many
 
     set_allow_download(args.allow_download)
     overrides = parse_set_args(args.set)
+    if args.dry_run:
+        return _cmd_plan(args)
     if args.executor == "serial" and args.jobs is not None:
         raise UsageError("--jobs needs --executor process or ray (the serial executor runs one task at a time)")
     if args.ray_address is not None and args.executor != "ray":
         raise UsageError("--ray-address needs --executor ray")
-    from .registry import discover
+    from icml25.core.registry import discover
 
     known = discover()
     slugs = sorted(known) if args.slugs == ["all"] else list(dict.fromkeys(args.slugs))
@@ -197,7 +231,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([r.to_dict() for r in results], indent=2, default=str))
     else:
-        from .report import claims_markdown
+        from icml25.core.report import claims_markdown
 
         for r in results:
             print(f"\n## {r.slug}\n" + claims_markdown(r))
@@ -209,20 +243,26 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .report import write_index
+    from icml25.core.report import read_report, write_index
+    from icml25.core.verdict import record_verdict, verdict_of
 
     path = write_index(Path(args.out))
     print(path)
+    if args.record:
+        for rj in sorted(Path(args.out).glob("*/report.json")):
+            v = verdict_of(read_report(rj))
+            where, written = record_verdict(v)
+            print(f"{v.slug}: {v.text()} -> {'recorded in ' + str(where) if written else 'kept the recorded one'}")
     return 0
 
 
 def _paper_tools() -> dict[str, str]:
     """Per-paper subcommands: ``icml25/<slug>/cli.py`` with a ``main(argv)`` becomes ``icml25 <slug-with-dashes>``."""
-    from .registry import PACKAGE_ROOT
+    from icml25.core.registry import PACKAGE_ROOT
 
     tools = {}
     for p in sorted(PACKAGE_ROOT.glob("*/cli.py")):
-        if p.parent.name in ("core", "llm"):
+        if p.parent.name in ("core", "llm", "run", "testing"):
             continue
         tools[p.parent.name.replace("_", "-")] = f"icml25.{p.parent.name}.cli"
     tools["models"] = "icml25.llm.models_cli"  # the pretrained-model registry: icml25 models [prepare NAME...]
@@ -244,7 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_rep = sub.add_parser("reproduce", help="run reproductions and write claim reports")
     p_rep.add_argument("slugs", nargs="+", help="paper slugs, or 'all'")
-    p_rep.add_argument("--scale", choices=["quick", "full"], default="quick")
+    p_rep.add_argument("--scale", choices=["quick", "full", "paper"], default="quick",
+                       help="quick (~2 min, 2 CPU cores), full (< 1 h, 2 cores) or paper (the paper's own setting; "
+                            "see --dry-run)")
+    p_rep.add_argument("--dry-run", action="store_true",
+                       help="print the plan (stages, models, data, needs, estimated time) and exit without running")
     p_rep.add_argument("--seed", type=_int_at_least(0), default=0, help="first seed (an integer >= 0)")
     p_rep.add_argument("--seeds", type=_int_at_least(1), default=1, help="number of seeds (claims are averaged)")
     p_rep.add_argument("--out", default="reports")
@@ -266,7 +310,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_idx = sub.add_parser("report", help="rebuild <out>/index.md from existing reports")
     p_idx.add_argument("--out", default="reports")
+    p_idx.add_argument("--record", action="store_true",
+                       help="record each report's verdict in its paper's package (verdict.json) unless a larger-scale "
+                            "or newer one is recorded")
     p_idx.set_defaults(func=_cmd_report)
+
+    p_plan = sub.add_parser("plan", help="what a run will take: stages, models, data, needs, estimated time")
+    p_plan.add_argument("slugs", nargs="+", help="paper slugs, or 'all'")
+    p_plan.add_argument("--scale", choices=["quick", "full", "paper"], default="paper")
+    p_plan.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config field")
+    p_plan.add_argument("--json", action="store_true")
+    p_plan.set_defaults(func=_cmd_plan)
 
     for name in _paper_tools():
         what = "pretrained models from PyPI: list, prepare caches" if name == "models" else f"tools of the {name} paper"
@@ -296,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
 def _guarded(fn: typing.Callable[[], typing.Any], show_traceback: bool,
              user_errors: tuple[type[BaseException], ...] | None = None) -> int:
     """Run ``fn``: a user error prints one line (exit 2), an unexpected exception one line (exit 1)."""
-    from .errors import USER_ERRORS, one_line
+    from icml25.core.errors import USER_ERRORS, one_line
 
     user_errors = USER_ERRORS if user_errors is None else tuple({*USER_ERRORS, *user_errors})
     try:
