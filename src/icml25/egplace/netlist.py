@@ -16,11 +16,9 @@ import numpy as np
 
 from icml25.core.validation import check_array, check_int, check_real
 
+from .bookshelf import BookshelfError, read_aux, read_nets, read_nodes, read_pl, read_scl
+
 __all__ = ["Netlist", "read_bookshelf", "write_bookshelf_pl", "synthetic_netlist", "load_ibm01", "BookshelfError"]
-
-
-class BookshelfError(ValueError):
-    """A malformed bookshelf file; the message names the file and the line."""
 
 
 @dataclass
@@ -105,130 +103,6 @@ class Netlist:
         return float(np.sum(self.w * self.h) / self.size**2)
 
 
-def _open_lines(path: Path) -> list[tuple[int, list[str]]]:
-    """Non-empty, non-comment lines of a bookshelf file as (line number, tokens); the header line is skipped."""
-    if not path.is_file():
-        raise FileNotFoundError(f"bookshelf file not found: {path}")
-    out = []
-    for no, raw in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
-        if not line or line.startswith("UCLA"):
-            continue
-        out.append((no, line.replace(":", " : ").split()))
-    return out
-
-
-def _num(tok: str, path: Path, no: int, what: str) -> float:
-    try:
-        v = float(tok)
-    except ValueError:
-        raise BookshelfError(f"{path}:{no}: expected a number for {what}, got {tok!r}") from None
-    if not math.isfinite(v):
-        raise BookshelfError(f"{path}:{no}: {what} must be finite, got {tok!r}")
-    return v
-
-
-def _read_aux(aux: Path) -> dict[str, Path]:
-    lines = _open_lines(aux)
-    if not lines:
-        raise BookshelfError(f"{aux}: empty .aux file; expected 'RowBasedPlacement : x.nodes x.nets x.wts x.pl x.scl'")
-    files = {}
-    for tok in lines[0][1]:
-        suffix = Path(tok).suffix.lower()
-        if suffix in (".nodes", ".nets", ".wts", ".pl", ".scl"):
-            files[suffix[1:]] = aux.parent / tok
-    for need in ("nodes", "nets", "pl"):
-        if need not in files:
-            raise BookshelfError(f"{aux}:{lines[0][0]}: the .aux file names no .{need} file")
-    return files
-
-
-def _read_nodes(path: Path) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    names, w, h, term = [], [], [], []
-    for no, tok in _open_lines(path):
-        if tok[0] in ("NumNodes", "NumTerminals"):
-            continue
-        if len(tok) < 3:
-            raise BookshelfError(f"{path}:{no}: expected 'name width height [terminal]', got {' '.join(tok)!r}")
-        names.append(tok[0])
-        w.append(_num(tok[1], path, no, "width"))
-        h.append(_num(tok[2], path, no, "height"))
-        term.append(len(tok) > 3 and tok[3].lower().startswith("terminal"))
-    if not names:
-        raise BookshelfError(f"{path}: no nodes found")
-    return names, np.array(w), np.array(h), np.array(term, dtype=bool)
-
-
-def _read_pl(path: Path, index: dict[str, int]) -> np.ndarray:
-    xy = np.zeros((len(index), 2))
-    for no, tok in _open_lines(path):
-        if len(tok) < 3:
-            raise BookshelfError(f"{path}:{no}: expected 'name x y : orient', got {' '.join(tok)!r}")
-        if tok[0] not in index:
-            raise BookshelfError(f"{path}:{no}: unknown node name {tok[0]!r} (not in the .nodes file)")
-        xy[index[tok[0]]] = (_num(tok[1], path, no, "x"), _num(tok[2], path, no, "y"))
-    return xy
-
-
-def _row_height_and_core(path: Path | None) -> tuple[float | None, float]:
-    if path is None or not path.is_file():
-        return None, 0.0
-    height, extent = None, 0.0
-    coord = 0.0
-    for no, tok in _open_lines(path):
-        if tok[0] == "Coordinate":
-            coord = _num(tok[-1], path, no, "Coordinate")
-        elif tok[0] == "Height":
-            hgt = _num(tok[-1], path, no, "Height")
-            height = hgt if height is None else height
-            extent = max(extent, coord + hgt)
-        elif tok[0] == "SubrowOrigin":
-            # SubrowOrigin : x Numsites : n   (sites are 1 unit wide in the benchmarks we read)
-            try:
-                origin = float(tok[tok.index("SubrowOrigin") + 2])
-                n_sites = float(tok[tok.index("Numsites") + 2])
-            except (ValueError, IndexError):
-                raise BookshelfError(f"{path}:{no}: malformed SubrowOrigin line {' '.join(tok)!r}") from None
-            extent = max(extent, origin + n_sites)
-    return height, extent
-
-
-def _read_nets(path: Path, index: dict[str, int]) -> list[tuple[str, list[tuple[int, float, float]]]]:
-    nets: list[tuple[str, list[tuple[int, float, float]]]] = []
-    expected = 0
-    cur: list[tuple[int, float, float]] | None = None
-    start_no = 0
-    for no, tok in _open_lines(path):
-        if tok[0] in ("NumNets", "NumPins"):
-            continue
-        if tok[0] == "NetDegree":
-            if cur is not None and len(cur) != expected:
-                raise BookshelfError(f"{path}:{start_no}: net declares {expected} pins but lists {len(cur)}")
-            if len(tok) < 3:
-                raise BookshelfError(f"{path}:{no}: expected 'NetDegree : k [name]'")
-            expected = int(_num(tok[2], path, no, "NetDegree"))
-            cur = []
-            start_no = no
-            nets.append((tok[3] if len(tok) > 3 else f"net{len(nets)}", cur))
-            continue
-        if cur is None:
-            raise BookshelfError(f"{path}:{no}: pin line before any 'NetDegree' line")
-        if tok[0] not in index:
-            raise BookshelfError(f"{path}:{no}: unknown node name {tok[0]!r} (not in the .nodes file)")
-        ox = oy = 0.0
-        if ":" in tok:
-            k = tok.index(":")
-            if len(tok) < k + 3:
-                raise BookshelfError(f"{path}:{no}: expected 'node dir : ox oy', got {' '.join(tok)!r}")
-            ox, oy = _num(tok[k + 1], path, no, "pin x offset"), _num(tok[k + 2], path, no, "pin y offset")
-        cur.append((index[tok[0]], ox, oy))
-    if cur is not None and len(cur) != expected:
-        raise BookshelfError(f"{path}:{start_no}: net declares {expected} pins but lists {len(cur)}")
-    if not nets:
-        raise BookshelfError(f"{path}: no nets found (missing 'NetDegree' sections)")
-    return nets
-
-
 def read_bookshelf(aux_path: str | Path, macro_rule: str = "terminals") -> Netlist:
     """Read a bookshelf benchmark (``.aux`` naming ``.nodes/.nets/.pl/.scl/.wts``) as a macro netlist.
 
@@ -250,34 +124,57 @@ def read_bookshelf(aux_path: str | Path, macro_rule: str = "terminals") -> Netli
     Raises
     ------
     FileNotFoundError, BookshelfError
-        Missing files, or malformed lines (the message names file and line).
+        Missing files, or malformed lines (the one-line message names file and line and what was expected).
+
+    Notes
+    -----
+    The files are read as real tools write them (:mod:`icml25.egplace.bookshelf`: keywords in any case such as
+    ``NumSites``/``Numsites``, ``#`` comments, CRLF, tabs, optional fields). Only the files the rule needs are
+    required and parsed: ``.nodes``, ``.nets`` and ``.pl`` always, the ``.scl`` only for ``"taller_than_rows"``,
+    the ``.wts`` never. The ``.pl`` must give a position to every macro (and, under ``"terminals"``, every
+    terminal). A malformed file always raises: a partial netlist is never returned.
     """
     if macro_rule not in ("terminals", "taller_than_rows"):
         raise ValueError(f"macro_rule must be 'terminals' or 'taller_than_rows', got {macro_rule!r}")
     aux = Path(aux_path)
+    if aux.is_dir():
+        raise BookshelfError(f"{aux}: is a directory, expected the bookshelf .aux file")
     if not aux.is_file():
-        raise FileNotFoundError(f"bookshelf .aux file not found: {aux}")
-    files = _read_aux(aux)
-    names, w, h, term = _read_nodes(files["nodes"])
+        raise FileNotFoundError(f"bookshelf .aux file not found: {aux}; expected an existing .aux file")
+    files = read_aux(aux)
+    scl = None
+    if macro_rule == "taller_than_rows":  # the only rule that needs the rows; .wts is never needed
+        if files.scl is None:
+            raise BookshelfError(f"{aux}: macro_rule='taller_than_rows' needs the .scl file for the row height; "
+                                 f"expected the .aux file to name one")
+        scl = read_scl(files.scl)
+    names, w, h, term, node_lines = read_nodes(files.nodes)
     index = {n: i for i, n in enumerate(names)}
-    xy = _read_pl(files["pl"], index)
-    row_h, core = _row_height_and_core(files.get("scl"))
     if macro_rule == "terminals":
         is_macro = term
+    else:
+        assert scl is not None
+        is_macro = (~term) & (h > scl[0])
+    xy = read_pl(files.pl, index, is_macro, names)
+    if macro_rule == "terminals":
         size = float(np.max(np.maximum(xy[term, 0] + w[term], xy[term, 1] + h[term]))) if term.any() else 0.0
     else:
-        if row_h is None:
-            raise BookshelfError(f"{aux}: macro_rule='taller_than_rows' needs the .scl file for the row height")
-        is_macro = (~term) & (h > row_h)
-        size = core
+        assert scl is not None
+        size = scl[1]
     macros = np.flatnonzero(is_macro)
     if len(macros) == 0:
-        raise BookshelfError(f"{files['nodes']}: no macros found under macro_rule={macro_rule!r}")
+        rule = "flagged 'terminal'" if macro_rule == "terminals" else "taller than the rows"
+        raise BookshelfError(f"{files.nodes}: no macros found under macro_rule={macro_rule!r}; expected nodes {rule}")
+    flat = macros[(w[macros] <= 0) | (h[macros] <= 0)]
+    if len(flat):
+        m = int(flat[0])
+        raise BookshelfError(f"{files.nodes}:{node_lines[m]}: macro {names[m]!r} has size {w[m]:g} x {h[m]:g}; "
+                             f"expected a positive width and height")
     size = max(size, float(np.max(w[macros])), float(np.max(h[macros])))
     new_index = -np.ones(len(names), dtype=np.int64)
     new_index[macros] = np.arange(len(macros))
     ptr, pm, pox, poy, net_names = [0], [], [], [], []
-    for net_name, pins in _read_nets(files["nets"], index):
+    for net_name, pins in read_nets(files.nets, index):
         seen: dict[int, tuple[float, float]] = {}
         for node, ox, oy in pins:
             j = int(new_index[node])
@@ -291,9 +188,13 @@ def read_bookshelf(aux_path: str | Path, macro_rule: str = "terminals") -> Netli
             poy.append(oy)
         ptr.append(len(pm))
         net_names.append(net_name)
+    if len(ptr) < 2:
+        raise BookshelfError(f"{files.nets}: no net joins two macros (of {len(macros)}); expected nets between "
+                             f"the macros of macro_rule={macro_rule!r}")
     for no_name, (mw, mh) in ((names[m], (w[m], h[m])) for m in macros):
         if mw > size or mh > size:
-            raise BookshelfError(f"{files['nodes']}: macro {no_name!r} ({mw} x {mh}) is larger than the canvas {size}")
+            raise BookshelfError(f"{files.nodes}: macro {no_name!r} ({mw} x {mh}) is larger than the canvas {size}; "
+                                 f"expected macros that fit the core")
     return Netlist(names=[names[m] for m in macros], w=w[macros], h=h[macros], ref_x=xy[macros, 0],
                    ref_y=xy[macros, 1], net_ptr=np.array(ptr), pin_macro=np.array(pm, dtype=np.int64),
                    pin_ox=np.array(pox), pin_oy=np.array(poy), size=size, name=aux.stem, net_names=net_names)
