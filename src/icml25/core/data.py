@@ -14,15 +14,12 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
+from .errors import DataNotFoundError
 from .registry import PACKAGE_ROOT
 
 __all__ = ["resolve_data", "shipped_path", "cache_dir", "set_allow_download", "DataNotFoundError"]
 
 _ALLOW_DOWNLOAD = os.environ.get("ICML25_ALLOW_DOWNLOAD", "0") == "1"
-
-
-class DataNotFoundError(FileNotFoundError):
-    """A data file could not be found anywhere; the message lists where it looked and how to fix it."""
 
 
 def set_allow_download(allow: bool) -> None:

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .data import DataNotFoundError
 from .optional import MissingExtraError
 
-__all__ = ["UsageError", "UnknownSlugError", "ReproductionError", "USER_ERRORS", "one_line"]
+__all__ = ["UsageError", "UnknownSlugError", "DataNotFoundError", "ReproductionError", "USER_ERRORS", "one_line"]
 
 
 class UsageError(ValueError):
@@ -24,6 +23,13 @@ class UnknownSlugError(KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class DataNotFoundError(FileNotFoundError):
+    """A data file could not be found anywhere; the message lists where it looked and how to fix it.
+
+    Defined here (and re-exported by :mod:`icml25.core.data`) so that this module imports nothing that imports it.
+    """
 
 
 class ReproductionError(RuntimeError):
