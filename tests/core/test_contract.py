@@ -38,8 +38,10 @@ def test_quick_report_is_valid(slug: str) -> None:
             assert c.reference_source.strip(), f"claim {c.id}: reference_value without reference_source"
         assert c.measured is not None, f"claim {c.id} has no measurement"
         if isinstance(c.measured, float) and math.isnan(c.measured):
-            # a full-scale claim may be undefined at quick size (e.g. no hard problems yet), but must say why
-            assert c.scale == Scale.FULL and c.note, f"claim {c.id} measured NaN without a full scale and a note"
+            # a full-scale claim may be undefined at quick size (e.g. no hard problems yet), and a paper-scale claim is
+            # not measured here; either must say why
+            assert c.scale in (Scale.FULL, Scale.PAPER) and c.note, (
+                f"claim {c.id} measured NaN without a full or paper scale and a note")
             assert not c.held
     out = Path(rep.config["_out"])
     data = json.loads((out / "report.json").read_text())
@@ -51,12 +53,28 @@ def test_quick_report_is_valid(slug: str) -> None:
     assert (out / "config.json").exists()
 
 
+#: how often a failed timing claim is re-measured (a fresh quick run) before the contract fails it
+TIMING_RETRIES = 2
+
+
 @pytest.mark.parametrize("slug", [_group(s) for s in SLUGS])
-def test_quick_claims_hold(slug: str) -> None:
+def test_quick_claims_hold(slug: str, tmp_path: Path) -> None:
+    """Every quick claim holds. A timing claim (wall-clock speed-up) that failed is re-measured by up to
+    :data:`TIMING_RETRIES` more quick runs before it fails: a busy machine must not make CI flaky, and the threshold
+    stays the paper's."""
+    from icml25.run.runner import run_reproduction
+
     rep = quick_report(slug)
-    failed = [f"{c.id}: {c.measured_text()} vs {c.threshold_text()}" for c in rep.claims_at(Scale.QUICK)
-              if not c.held]
-    assert not failed, f"quick claims that did not hold: {failed}"
+    failed = [c for c in rep.claims_at(Scale.QUICK) if not c.held]
+    assert not [c for c in failed if not c.timing], "quick claims that did not hold: " + str(
+        [f"{c.id}: {c.measured_text()} vs {c.threshold_text()}" for c in failed if not c.timing])
+    pending = {c.id for c in failed}
+    for attempt in range(TIMING_RETRIES):
+        if not pending:
+            break
+        again = run_reproduction(slug, scale="quick", seed=0, out=tmp_path / f"retry{attempt}")
+        pending = {c.id for c in again.claims_at(Scale.QUICK) if c.id in pending and not c.held}
+    assert not pending, f"timing claims that failed {TIMING_RETRIES + 1} times: {sorted(pending)}"
 
 
 @pytest.mark.parametrize("slug", [_group(s) for s in SLUGS])
@@ -176,3 +194,71 @@ def test_module_import_without_extra_fails_cleanly(slug: str) -> None:
     )
     res = run_without(blocked, code)
     assert res.returncode == 0, res.stderr[-2000:]
+
+
+# ------------------------------------------------------------------------------ headline verdicts (issue 44)
+ABSTRACTS = Path(__file__).resolve().parents[3] / "shared" / "papers" / "icml2025-abstracts.txt"
+
+
+def _abstract_module(slug: str):  # type: ignore[no-untyped-def]
+    import importlib
+
+    try:
+        return importlib.import_module(f"icml25.{slug}.abstract")
+    except ModuleNotFoundError:
+        pytest.fail(f"{slug}: write src/icml25/{slug}/abstract.py with OPENING, ABSTRACT_NUMBERS and NOT_RESULTS "
+                    "(see src/icml25/README.md)")
+
+
+def _numbers_in(text: str) -> list[float]:
+    import re
+
+    return [float(t) for t in re.findall(r"\d+(?:\.\d+)?", str(text))]
+
+
+@pytest.mark.parametrize("slug", [_group(s) for s in SLUGS])
+def test_headline_claims_are_marked(slug: str) -> None:
+    """Each paper marks the 1-4 claims that carry its abstract's main result; they decide its verdict."""
+    heads = [c.id for c in quick_report(slug).claims if c.headline]
+    assert 1 <= len(heads) <= 4, f"{slug}: mark 1-4 headline claims (headline=True), found {heads}"
+
+
+@pytest.mark.parametrize("slug", [_group(s) for s in SLUGS])
+def test_every_abstract_number_is_a_claim(slug: str) -> None:
+    """Each number of the abstract is carried by a registered ``paper`` claim (paper column = that number, source
+    "abstract"), at ``paper`` scale when only the paper's own setting can test it."""
+    mod = _abstract_module(slug)
+    claims = {c.id: c for c in quick_report(slug).claims}
+    for cid, numbers in mod.ABSTRACT_NUMBERS.items():
+        assert cid in claims, f"{slug}: abstract number {numbers} has no claim {cid!r} in the report"
+        c = claims[cid]
+        assert c.kind == "paper" and "abstract" in c.source.lower(), (
+            f"{slug} {cid}: a paper claim with source naming the abstract, got kind={c.kind!r} source={c.source!r}")
+        wanted = numbers if isinstance(numbers, tuple) else (numbers,)
+        have = [float(c.paper_value)] if isinstance(c.paper_value, (int, float)) else _numbers_in(c.paper_value)
+        for n in wanted:
+            assert any(abs(h - float(n)) < 1e-9 for h in have), f"{slug} {cid}: paper value {c.paper_value!r} lacks {n}"
+    if not ABSTRACTS.exists():
+        pytest.skip(f"{ABSTRACTS} is not here (the shared folder is beside a checkout only)")
+    paragraphs = [p for p in ABSTRACTS.read_text(encoding="utf-8").split("\n\n") if p.strip().startswith(mod.OPENING)]
+    assert len(paragraphs) == 1, f"{slug}: OPENING {mod.OPENING!r} must start exactly one abstract"
+    import re
+
+    known = [float(n) for v in mod.ABSTRACT_NUMBERS.values() for n in (v if isinstance(v, tuple) else (v,))]
+    missing = [t for t in re.findall(r"\d+(?:\.\d+)?", paragraphs[0])
+               if t not in mod.NOT_RESULTS and not any(abs(float(t) - k) < 1e-9 for k in known)]
+    assert not missing, f"{slug}: abstract numbers with no claim and no NOT_RESULTS entry: {missing}"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_paper_preset_validates_and_plans(slug: str) -> None:
+    """``Config.paper()`` exists and validates; the dry run of every preset gives a plan with a measured estimate."""
+    from icml25.core.plan import Plan
+
+    entry = get_reproduction(slug)
+    assert entry.config is not None and hasattr(entry.config, "paper"), f"{slug}: add Config.paper()"
+    for scale in ("quick", "full", "paper"):
+        plan = entry.plan(scale)
+        assert isinstance(plan, Plan) and plan.slug == slug and plan.scale == scale
+        assert plan.estimated_seconds > 0 and all(c.measured_on for c in plan.costs)
+    assert entry.plan("paper").estimated_seconds >= entry.plan("quick").estimated_seconds

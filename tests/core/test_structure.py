@@ -78,3 +78,19 @@ def test_no_cross_paper_imports(slug: str) -> None:
 def test_readme_table_is_generated() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert papers_markdown() in text, "README's table of papers is stale: paste `icml25 list --markdown`"
+
+
+def _readme_script():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("update_readme", ROOT / "scripts" / "update_readme.py")
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_paper_readme_opens_with_its_recorded_verdict(slug: str) -> None:
+    """The first line of each paper's README is its verdict, generated from its verdict.json (`make readme`)."""
+    first = (PACKAGE_ROOT / slug / "README.md").read_text(encoding="utf-8").split("\n", 1)[0]
+    assert first == _readme_script().verdict_line(slug), f"{slug}/README.md's verdict line is stale: run `make readme`"

@@ -87,10 +87,13 @@ class Reproduction:
         from .config import apply_overrides
         from .errors import UsageError
 
+        from .claims import Scale
+
         config = apply_overrides(self.default_config(scale), overrides or {})
         if config is None or not hasattr(config, "plan"):
             raise UsageError(f"{self.slug} has no dry-run plan (Config.plan()); run it without --dry-run")
-        return config.plan()
+        # the config does not know which preset it came from: the plan is labelled with the requested scale
+        return dataclasses.replace(config.plan(), slug=self.slug, scale=Scale.parse(scale).value)
 
 
 def reproduction(*, slug: str, title: str, arxiv: str = "", extras: tuple[str, ...] = (),
