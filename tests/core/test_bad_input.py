@@ -19,10 +19,9 @@ import warnings
 import numpy as np
 import pytest
 
-from icml25.testing import fuzz
 from icml25.core.registry import discover
 from icml25.core.validation import check_array, check_int, check_positive, check_probability, check_real
-from icml25.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase
+from icml25.testing import ARRAY, POSITIVE, PROB, REAL, SIZE, TEXT, BadInputCase, fuzz
 
 PACKAGES = [*sorted(discover()), "llm"]
 

@@ -84,10 +84,9 @@ class Reproduction:
 
         Raises UsageError when the config has no ``plan()`` method.
         """
+        from .claims import Scale
         from .config import apply_overrides
         from .errors import UsageError
-
-        from .claims import Scale
 
         config = apply_overrides(self.default_config(scale), overrides or {})
         if config is None or not hasattr(config, "plan"):
