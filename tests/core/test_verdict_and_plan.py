@@ -142,3 +142,13 @@ def test_unit_cost_rejects_bad_fields(kw: dict[str, object], match: str) -> None
     args.update(kw)
     with pytest.raises(ValueError, match=match):
         UnitCost(**args)  # type: ignore[arg-type]
+
+
+def test_full_runs_default_to_evaluation_seeds() -> None:
+    from icml25.core.seeding import EVALUATION_SEED, default_seed, is_evaluation_seed
+
+    assert default_seed("quick") == 0 and default_seed(Scale.FULL) == EVALUATION_SEED == default_seed("paper")
+    assert is_evaluation_seed(EVALUATION_SEED + 2) and not is_evaluation_seed(0)
+    v = Verdict(slug="demo", verdict="partial", scale="full", seeds=[1000, 1001], date="2026-12-03")
+    assert "evaluation seeds 1000, 1001" in v.text()
+    assert "development seed 0" in Verdict(slug="d", verdict="partial", scale="quick", seeds=[0]).text()

@@ -9,7 +9,23 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_random_state", "seed_everything", "spawn_seeds"]
+__all__ = ["check_random_state", "seed_everything", "spawn_seeds", "EVALUATION_SEED", "default_seed",
+           "is_evaluation_seed"]
+
+#: the first evaluation seed. Knobs are chosen on development seeds (0-999: quick runs, tests, tuning); a full or
+#: paper-scale run reports on evaluation seeds (1000, 1001, ...) that no choice looked at (issue 44)
+EVALUATION_SEED = 1000
+
+
+def default_seed(scale: Any) -> int:
+    """The first seed a run of ``scale`` uses when none is given: 0 (development) for quick, :data:`EVALUATION_SEED`
+    for full and paper scale."""
+    return 0 if str(getattr(scale, "value", scale)).lower() == "quick" else EVALUATION_SEED
+
+
+def is_evaluation_seed(seed: int) -> bool:
+    """Whether ``seed`` is an evaluation seed (>= :data:`EVALUATION_SEED`), one that no choice of knobs looked at."""
+    return int(seed) >= EVALUATION_SEED
 
 
 def check_random_state(seed: Any) -> np.random.Generator:

@@ -67,9 +67,13 @@ class Verdict:
 
     def text(self) -> str:
         """One line, e.g. ``"reproduced (full, seeds 0-2, 2026-12-03): H1 held, H2 held"``."""
+        from .seeding import is_evaluation_seed
+
         seeds = ", ".join(map(str, self.seeds)) if self.seeds else "?"
+        role = "evaluation" if self.seeds and all(is_evaluation_seed(s) for s in self.seeds) else "development"
         head = "; ".join(f"{h['id']} {h['status']}" for h in self.headline) or "no headline claim"
-        return f"{self.verdict} ({self.scale} scale, seed{'s' if len(self.seeds) > 1 else ''} {seeds}, {self.date}): {head}"
+        return (f"{self.verdict} ({self.scale} scale, {role} seed{'s' if len(self.seeds) > 1 else ''} {seeds}, "
+                f"{self.date}): {head}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict."""

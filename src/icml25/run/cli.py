@@ -163,8 +163,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     from .runner import _summary_line, reproduce_many
 
+    from icml25.core.seeding import default_seed
+
     set_allow_download(args.allow_download)
     overrides = parse_set_args(args.set)
+    if args.seed is None:
+        args.seed = default_seed(args.scale)
     if args.dry_run:
         return _cmd_plan(args)
     if args.executor == "serial" and args.jobs is not None:
@@ -289,7 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "see --dry-run)")
     p_rep.add_argument("--dry-run", action="store_true",
                        help="print the plan (stages, models, data, needs, estimated time) and exit without running")
-    p_rep.add_argument("--seed", type=_int_at_least(0), default=0, help="first seed (an integer >= 0)")
+    p_rep.add_argument("--seed", type=_int_at_least(0), default=None,
+                       help="first seed (an integer >= 0); default 0 (a development seed) at quick scale and 1000 (the "
+                            "first evaluation seed, never used to choose a knob) at full and paper scale")
     p_rep.add_argument("--seeds", type=_int_at_least(1), default=1, help="number of seeds (claims are averaged)")
     p_rep.add_argument("--out", default="reports")
     p_rep.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config field")
