@@ -160,10 +160,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from icml25.core.errors import ReproductionError, UsageError, one_line
     from icml25.core.progress import progress_bar
     from icml25.core.report import write_index
+    from icml25.core.seeding import default_seed
 
     from .runner import _summary_line, reproduce_many
-
-    from icml25.core.seeding import default_seed
 
     set_allow_download(args.allow_download)
     overrides = parse_set_args(args.set)
