@@ -44,5 +44,8 @@ lint: install-dev
 clean:
 	rm -rf $(VENV) reports .pytest_cache
 
+# record the verdicts of the reports in reports/ (a larger-scale or newer recorded one is kept), then regenerate
+# the README table and the verdict line of each paper's README
 readme: install
+	$(BIN)/icml25 report --out reports --record
 	$(BIN)/python scripts/update_readme.py
