@@ -1,0 +1,22 @@
+"""The paper preset and the dry-run plan (issue 44/45): presets validate, the estimate follows the config's fields."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from icml25.median_of_means.reproduce import Config
+
+
+def test_paper_preset_validates_and_is_at_least_full() -> None:
+    paper, full = Config.paper(), Config.full()
+    dataclasses.replace(paper)  # __post_init__ accepts it
+    assert paper.uniform_reps >= full.uniform_reps and paper.ns == full.ns and paper.alphas == full.alphas
+
+
+def test_plan_scale_and_estimate_follow_the_fields() -> None:
+    plans = {name: getattr(Config, name)().plan() for name in ("quick", "full", "paper")}
+    assert {name: p.scale for name, p in plans.items()} == {"quick": "quick", "full": "full", "paper": "paper"}
+    assert plans["quick"].estimated_seconds < plans["full"].estimated_seconds < plans["paper"].estimated_seconds
+    more = dataclasses.replace(Config.full(), uniform_reps=800).plan()
+    assert more.estimated_seconds > plans["full"].estimated_seconds
+    assert all(c.measured_on for c in more.costs)
