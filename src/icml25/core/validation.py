@@ -31,6 +31,7 @@ __all__ = [
     "precheck_sklearn_X",
     "check_array", "check_real", "check_positive", "check_probability", "check_int", "check_option",
     "check_prob_vector", "check_stochastic_matrix", "check_same_length", "check_fitted", "NotFittedError",
+    "check_tensor",
 ]
 
 
@@ -164,6 +165,127 @@ def check_array(x: Any, name: str, *, ndim: int | Sequence[int] | None = None,
     if high is not None and arr.size and np.any(arr > high):
         raise ValueError(f"{name} must be <= {high} everywhere, got max {arr.max()}")
     return arr
+
+
+#: the dtype kinds ``check_tensor(dtype=...)`` accepts as a string, with the test each dtype must pass
+_TENSOR_KINDS = {
+    "float": lambda dt: dt.is_floating_point,
+    "complex": lambda dt: dt.is_complex,
+    "int": lambda dt: not dt.is_floating_point and not dt.is_complex and str(dt) != "torch.bool",
+    "bool": lambda dt: str(dt) == "torch.bool",
+}
+
+
+def check_tensor(x: Any, name: str, *, ndim: int | Sequence[int] | None = None,
+                 shape: Sequence[Any] | None = None, dtype: Any = None, finite: bool = True, device: Any = None,
+                 min_size: int = 1, low: float | None = None, high: float | None = None,
+                 low_open: bool = False) -> Any:
+    """Check a torch tensor the way :func:`check_array` checks a numpy array (torch is imported only when called).
+
+    Parameters
+    ----------
+    x : torch.Tensor, or an array-like when ``dtype`` is a ``torch.dtype``
+        The argument.
+    name : str
+        Its name, used in the error messages.
+    ndim : int or sequence of int, optional
+        Allowed numbers of dimensions.
+    shape : sequence of (int or None), optional
+        Required shape; ``None`` entries match any length and a leading ``...`` any number of leading axes
+        (``shape=(..., 4)``: at least one axis, the last of length 4).
+    dtype : str, torch.dtype or None
+        ``None`` accepts any dtype. A kind, ``"float"``, ``"int"``, ``"bool"`` or ``"complex"``, is required
+        (``TypeError`` otherwise; nothing is converted). A ``torch.dtype`` converts to it (gradients kept) and also
+        accepts array-likes (lists, numpy arrays, numbers), converted with ``torch.as_tensor``; without one,
+        anything but a ``torch.Tensor`` is a ``TypeError``.
+    finite : bool
+        Reject NaN and inf (floating and complex dtypes only).
+    device : str or torch.device, optional
+        Required device: ``"cpu"``, ``"cuda"`` (any index) or ``"cuda:1"``.
+    min_size : int
+        Minimum number of elements (1 rejects empty tensors).
+    low, high : float, optional
+        Inclusive bounds on every element (``low_open`` makes ``low`` strict).
+
+    Values are not checked on the ``meta`` device (a shape-only tensor has none). Returns the tensor (converted
+    when ``dtype`` is a ``torch.dtype``).
+
+    Examples
+    --------
+    >>> import torch
+    >>> check_tensor(torch.zeros(2, 3), "x", ndim=2, shape=(None, 3), dtype="float").shape
+    torch.Size([2, 3])
+    >>> check_tensor([1, 2], "w", dtype=torch.float64)
+    tensor([1., 2.], dtype=torch.float64)
+    >>> check_tensor([1.0, 2.0], "x")
+    Traceback (most recent call last):
+    ...
+    TypeError: x must be a torch.Tensor, got a list
+    >>> check_tensor(torch.tensor([1.0, float("nan")]), "x")
+    Traceback (most recent call last):
+    ...
+    ValueError: x must be finite, found 1 NaN/inf value(s)
+    >>> check_tensor(torch.zeros(2, 3), "x", shape=(..., 4))
+    Traceback (most recent call last):
+    ...
+    ValueError: x must have shape (..., 4), got (2, 3)
+    >>> check_tensor(torch.arange(3), "idx", dtype="float")
+    Traceback (most recent call last):
+    ...
+    TypeError: idx must be a float tensor, got dtype torch.int64
+    """
+    from .optional import require
+
+    torch = require("torch", extra="torch")
+    convert_to = dtype if isinstance(dtype, torch.dtype) else None
+    if dtype is not None and convert_to is None and dtype not in _TENSOR_KINDS:
+        raise ValueError(f"check_tensor: dtype must be a torch.dtype or one of {sorted(_TENSOR_KINDS)}, got {dtype!r}")
+    if not isinstance(x, torch.Tensor):
+        if isinstance(x, (str, bytes)) or (isinstance(x, (list, tuple)) and any(isinstance(v, (str, bytes)) for v in x)):
+            raise TypeError(f"{name} must be a tensor of numbers, got {_describe(x)}")
+        if convert_to is None:
+            what = _describe(x) if isinstance(x, np.ndarray) else f"a {type(x).__name__}"
+            raise TypeError(f"{name} must be a torch.Tensor, got {what}")
+    if convert_to is not None:
+        try:
+            x = x.to(convert_to) if isinstance(x, torch.Tensor) else torch.as_tensor(x, dtype=convert_to)
+        except (TypeError, ValueError, RuntimeError) as exc:
+            raise TypeError(f"{name} must be a tensor of numbers, could not convert it: {exc}") from None
+    elif dtype is not None and not _TENSOR_KINDS[dtype](x.dtype):
+        raise TypeError(f"{name} must be a{'n' if dtype == 'int' else ''} {dtype} tensor, got dtype {x.dtype}")
+    got = tuple(x.shape)
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if x.dim() not in allowed:
+            raise ValueError(f"{name} must have {' or '.join(map(str, allowed))} dimension(s), got shape {got}")
+    if shape is not None:
+        want = tuple(shape)
+        if want[:1] == (Ellipsis,):
+            tail = want[1:]
+            ok = len(got) >= max(len(tail), 1) and all(s is None or s == a for s, a in zip(tail, got[len(got) - len(tail):]))
+        else:
+            ok = len(got) == len(want) and all(s is None or s == a for s, a in zip(want, got))
+        if not ok:
+            text = ", ".join("..." if s is Ellipsis else "any" if s is None else str(s) for s in want)
+            raise ValueError(f"{name} must have shape ({text}{',' if len(want) == 1 else ''}), got {got}")
+    if x.numel() < min_size:
+        need = "not be empty" if min_size == 1 else f"have at least {min_size} element(s)"
+        raise ValueError(f"{name} must {need}, got shape {got}")
+    if device is not None:
+        want_dev = torch.device(device)
+        if x.device.type != want_dev.type or (want_dev.index is not None and x.device.index != want_dev.index):
+            raise ValueError(f"{name} must be on device {want_dev}, got {x.device}")
+    if x.device.type == "meta" or not x.numel():  # shape-only tensors: no values to check
+        return x
+    with torch.no_grad():
+        if finite and (x.is_floating_point() or x.is_complex()) and not bool(torch.isfinite(x).all()):
+            bad = int(x.numel() - int(torch.isfinite(x).sum()))
+            raise ValueError(f"{name} must be finite, found {bad} NaN/inf value(s)")
+        if low is not None and (bool((x <= low).any()) if low_open else bool((x < low).any())):
+            raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got min {float(x.min())}")
+        if high is not None and bool((x > high).any()):
+            raise ValueError(f"{name} must be <= {high}, got max {float(x.max())}")
+    return x
 
 
 def check_prob_vector(p: Any, name: str, *, axis: int = -1, atol: float = 1e-6, ndim: int | None = None) -> np.ndarray:

@@ -10,9 +10,8 @@ from typing import Any
 
 import torch
 
-from icml25.core.validation import check_int, check_positive, check_probability
+from icml25.core.validation import check_int, check_positive, check_probability, check_tensor
 
-from ._checks import check_tensor
 from .network import BoundedNet
 from .propagation import _check_eps, _check_spec
 
@@ -37,8 +36,8 @@ def sample_ball(centre: torch.Tensor, radius: torch.Tensor, n: int, generator: t
     -------
     Tensor [B, n, d]
     """
-    centre = check_tensor(centre, "centre", ndim=2)
-    radius = check_tensor(radius, "radius", ndim=1, low=0.0)
+    centre = check_tensor(centre, "centre", ndim=2, dtype=torch.float64)
+    radius = check_tensor(radius, "radius", ndim=1, low=0.0, dtype=torch.float64)
     B, d = centre.shape
     if radius.shape[0] != B:
         raise ValueError(f"radius must have one entry per centre ({B}), got {radius.shape[0]}")

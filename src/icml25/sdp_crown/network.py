@@ -16,8 +16,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from icml25.core.validation import check_tensor
+
 from ._affine import AffineBlock
-from ._checks import check_tensor
 
 __all__ = ["BoundedNet", "Normalize", "SUPPORTED_LAYERS"]
 
@@ -36,8 +37,8 @@ class Normalize(nn.Module):
 
     def __init__(self, mean: Sequence[float], std: Sequence[float]) -> None:
         super().__init__()
-        mean_t = check_tensor(mean, "mean", ndim=(0, 1)).flatten()
-        std_t = check_tensor(std, "std", ndim=(0, 1), positive=True).flatten()
+        mean_t = check_tensor(mean, "mean", ndim=(0, 1), dtype=torch.float64).flatten()
+        std_t = check_tensor(std, "std", ndim=(0, 1), low=0, low_open=True, dtype=torch.float64).flatten()
         if std_t.numel() != mean_t.numel() and 1 not in (std_t.numel(), mean_t.numel()):
             raise ValueError(f"mean and std must have one entry per channel (or one in all), got {mean_t.numel()} "
                              f"and {std_t.numel()}")
@@ -135,8 +136,8 @@ class BoundedNet(nn.Module):
         for i, pair in enumerate(model):
             if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
                 raise TypeError(f"model[{i}] must be a (W, b) pair, got {type(pair).__name__}")
-            w = check_tensor(pair[0], f"model[{i}] W", ndim=2)
-            b = check_tensor(pair[1], f"model[{i}] b").flatten()
+            w = check_tensor(pair[0], f"model[{i}] W", ndim=2, dtype=torch.float64)
+            b = check_tensor(pair[1], f"model[{i}] b", dtype=torch.float64).flatten()
             if b.shape != (w.shape[0],):
                 raise ValueError(f"layer {i}: W must be [n_out, n_in] and b [n_out], got {tuple(w.shape)} and "
                                  f"{tuple(b.shape)}")
@@ -189,7 +190,7 @@ class BoundedNet(nn.Module):
         Accepts ``[B, *input_shape]``, ``[B, n_0]`` or a single unbatched input of shape ``input_shape``;
         ``name`` is the argument's name in error messages.
         """
-        x = check_tensor(x, name).to(self.device)
+        x = check_tensor(x, name, dtype=torch.float64).to(self.device)
         n0 = self.widths[0]
         if tuple(x.shape) == self.input_shape or tuple(x.shape) == (n0,):
             x = x.unsqueeze(0)

@@ -13,9 +13,7 @@ from typing import Any
 
 import torch
 
-from icml25.core.validation import check_int, check_positive
-
-from ._checks import check_same_batch, check_tensor
+from icml25.core.validation import check_int, check_positive, check_tensor
 
 __all__ = ["relu_relaxation", "crown_offset", "sdp_offset", "best_lambda", "sdp_offset_zero_centre"]
 
@@ -38,13 +36,12 @@ def relu_relaxation(lower: torch.Tensor, upper: torch.Tensor, alpha: torch.Tenso
     upper_slope, upper_icpt : Tensor [B, 1, n]
         ``a ≤ upper_slope · z + upper_icpt`` (``u/(u−l)``, ``−ul/(u−l)`` for unstable neurons).
     """
-    lower = check_tensor(lower, "lower", ndim=2)
-    upper = check_tensor(upper, "upper", ndim=2)
-    check_same_batch("upper", upper, tuple(lower.shape), "the shape of lower")
+    lower = check_tensor(lower, "lower", ndim=2, dtype=torch.float64)
+    upper = check_tensor(upper, "upper", shape=tuple(lower.shape), dtype=torch.float64)  # the shape of lower
     if (upper < lower).any():
         raise ValueError("upper must be >= lower everywhere")
     if alpha is not None:
-        alpha = check_tensor(alpha, "alpha", ndim=3, low=0.0)
+        alpha = check_tensor(alpha, "alpha", ndim=3, low=0.0, dtype=torch.float64)
         if (alpha > 1).any() or alpha.shape[0] != lower.shape[0] or alpha.shape[2] != lower.shape[1]:
             raise ValueError(f"alpha must lie in [0, 1] with shape [B, S, n] = [{lower.shape[0]}, S, "
                              f"{lower.shape[1]}], got shape {tuple(alpha.shape)}")
@@ -69,8 +66,8 @@ def crown_offset(c: torch.Tensor, upper_icpt: torch.Tensor) -> torch.Tensor:
 
     ``c`` is ``[B, S, n]`` (coefficients on the ReLU output), ``upper_icpt`` ``[B, 1, n]`` or ``[B, S, n]``.
     """
-    c = check_tensor(c, "c", ndim=3)
-    upper_icpt = check_tensor(upper_icpt, "upper_icpt", ndim=3, low=0.0)
+    c = check_tensor(c, "c", ndim=3, dtype=torch.float64)
+    upper_icpt = check_tensor(upper_icpt, "upper_icpt", ndim=3, low=0.0, dtype=torch.float64)
     if upper_icpt.shape[0] != c.shape[0] or upper_icpt.shape[2] != c.shape[2]:
         raise ValueError(f"upper_icpt must have shape [{c.shape[0]}, 1 or S, {c.shape[2]}], got "
                          f"{tuple(upper_icpt.shape)}")
@@ -106,20 +103,16 @@ def sdp_offset(c: torch.Tensor, g: torch.Tensor, centre: torch.Tensor, radius: t
     Tensor [B, S]
     """
     c, g, centre, radius = _check_cgzr(c, g, centre, radius)
-    lam = check_tensor(lam, "lam", ndim=2, positive=True)
-    check_same_batch("lam", lam, tuple(c.shape[:2]), "[B, S] of c")
+    lam = check_tensor(lam, "lam", ndim=2, shape=tuple(c.shape[:2]), low=0, low_open=True, dtype=torch.float64)  # [B, S] of c
     return _sdp_offset(c, g, centre, radius, lam)
 
 
 def _check_cgzr(c: Any, g: Any, centre: Any, radius: Any) -> tuple[torch.Tensor, ...]:
-    c = check_tensor(c, "c", ndim=3)
-    g = check_tensor(g, "g", ndim=3)
-    check_same_batch("g", g, tuple(c.shape), "the shape of c")
+    c = check_tensor(c, "c", ndim=3, dtype=torch.float64)
+    g = check_tensor(g, "g", shape=tuple(c.shape), dtype=torch.float64)  # the shape of c
     if centre is not None:
-        centre = check_tensor(centre, "centre", ndim=2)
-        check_same_batch("centre", centre, (c.shape[0], c.shape[2]), "[B, n] of c")
-    radius = check_tensor(radius, "radius", ndim=1, low=0.0)
-    check_same_batch("radius", radius, (c.shape[0],), "[B] of c")
+        centre = check_tensor(centre, "centre", shape=(c.shape[0], c.shape[2]), dtype=torch.float64)  # [B, n] of c
+    radius = check_tensor(radius, "radius", shape=(c.shape[0],), low=0.0, dtype=torch.float64)  # [B] of c
     return c, g, centre, radius
 
 

@@ -15,9 +15,8 @@ from typing import Any
 
 import torch
 
-from icml25.core.validation import check_int, check_option, check_positive, check_real
+from icml25.core.validation import check_int, check_option, check_positive, check_real, check_tensor
 
-from ._checks import check_tensor
 from .network import BoundedNet
 from .offsets import _best_lambda as best_lambda
 from .offsets import _crown_offset as crown_offset
@@ -219,7 +218,7 @@ def _all_bounds(P: _Problem, CW: torch.Tensor, Cb: torch.Tensor, params: dict, f
 
 
 def _check_eps(eps: Any, B: int) -> torch.Tensor:
-    e = check_tensor(eps, "eps", ndim=(0, 1), low=0.0).flatten()
+    e = check_tensor(eps, "eps", ndim=(0, 1), low=0.0, dtype=torch.float64).flatten()
     if e.numel() == 1:
         e = e.expand(B).clone()
     if e.numel() != B:
@@ -240,7 +239,7 @@ def _check_spec(C: Any, B: int, q: int) -> torch.Tensor:
         if labels.numel() != B:
             raise ValueError(f"C (labels) must have one entry per input ({B}), got {labels.numel()}")
         return spec_matrix(labels, q)
-    C = check_tensor(Ct, "C", ndim=(2, 3))
+    C = check_tensor(Ct, "C", ndim=(2, 3), dtype=torch.float64)
     if C.dim() == 2:
         C = C.unsqueeze(0).expand(B, -1, -1)
     if C.dim() != 3 or C.shape[0] != B or C.shape[2] != q:
@@ -310,8 +309,8 @@ def compute_bounds(net: BoundedNet, x: Any, eps: Any, C: Any = None, method: str
     if intermediate_bounds is not None:
         if len(intermediate_bounds) != n_relu:
             raise ValueError(f"intermediate_bounds needs {n_relu} (lower, upper) pairs, got {len(intermediate_bounds)}")
-        fixed = {m: (check_tensor(lo, "intermediate_bounds", ndim=2).to(x.device),
-                     check_tensor(up, "intermediate_bounds", ndim=2).to(x.device))
+        fixed = {m: (check_tensor(lo, "intermediate_bounds", ndim=2, dtype=torch.float64).to(x.device),
+                     check_tensor(up, "intermediate_bounds", ndim=2, dtype=torch.float64).to(x.device))
                  for m, (lo, up) in enumerate(intermediate_bounds) if m >= 1}
     empty: dict = {"alpha": {}, "lam": {}}
     with torch.no_grad():
