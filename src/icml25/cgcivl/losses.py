@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from icml25.core.validation import check_positive, check_real
-
-from .quasimetric import check_tensor
+from icml25.core.validation import check_positive, check_real, check_tensor
 
 __all__ = ["expectile_weight", "ivl_loss", "conservative_penalty", "awr_loss", "value_floor"]
 
@@ -87,9 +85,7 @@ def conservative_penalty(v: torch.Tensor, is_cross: torch.Tensor, alpha: float, 
     if v.ndim not in (1, 2):
         raise ValueError(f"v must have shape (E, B) or (B,), got {tuple(v.shape)}")
     vbar = v.mean(0) if v.ndim == 2 else v
-    check_tensor(is_cross, "is_cross", shape=tuple(vbar.shape))
-    if is_cross.dtype != torch.bool:
-        raise TypeError(f"is_cross must be a bool tensor, got dtype {is_cross.dtype}")
+    check_tensor(is_cross, "is_cross", shape=tuple(vbar.shape), dtype="bool")
     her = ~is_cross
     ct_v = vbar[is_cross]
     if floor is not None:

@@ -9,32 +9,14 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from icml25.core.validation import check_int, check_option
+from icml25.core.validation import check_int, check_option, check_tensor
 
 __all__ = ["MRN", "IQE", "interval_union_length", "mlp", "QuasimetricValue", "MLPValue", "make_value_net"]
 
 
-def check_tensor(t: object, name: str, *, ndim: int | None = None, last: int | None = None,
-                 shape: tuple[int, ...] | None = None, finite: bool = True) -> torch.Tensor:
-    """A non-empty floating/bool torch tensor with the given number of axes / last dimension / shape."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    if t.numel() == 0:
-        raise ValueError(f"{name} must be non-empty, got shape {tuple(t.shape)}")
-    if ndim is not None and t.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {tuple(t.shape)}")
-    if last is not None and (t.ndim < 1 or t.shape[-1] != last):
-        raise ValueError(f"{name} must have last dimension {last}, got shape {tuple(t.shape)}")
-    if shape is not None and tuple(t.shape) != tuple(shape):
-        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(t.shape)}")
-    if finite and t.is_floating_point() and not torch.isfinite(t).all():
-        raise ValueError(f"{name} must be finite, found NaN or inf")
-    return t
-
-
 def _check_pair(x: torch.Tensor, y: torch.Tensor, dim: int) -> None:
-    check_tensor(x, "x", last=dim)
-    check_tensor(y, "y", last=dim)
+    check_tensor(x, "x", shape=(..., dim))
+    check_tensor(y, "y", shape=(..., dim))
     if x.shape != y.shape:
         raise ValueError(f"x and y must have the same shape, got x {tuple(x.shape)} and y {tuple(y.shape)}")
 
