@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.files import FileFormatError, read_npz
 from icml25.core.progress import progress
 from icml25.core.validation import check_array, check_int, check_option, check_positive, check_same_length
 
@@ -162,15 +163,19 @@ def load_dataset(path: str | Path) -> dict[str, np.ndarray]:
     Pointmaze observations are the 2-D position; other keys are kept as they are.
     """
     path = Path(path)
-    if not path.is_file():
+    what = "an .npz dataset with arrays observations, actions and terminals (OGBench layout)"
+    if not path.exists():
         raise FileNotFoundError(f"path must name an existing .npz dataset file, got {str(path)!r}")
-    with np.load(path) as f:
-        data = {k: f[k] for k in f.files}
+    data = read_npz(path, what)  # a directory, a damaged archive or a pickle: FileFormatError naming the file
     for key in ("observations", "actions", "terminals"):
         if key not in data:
-            raise ValueError(f"the dataset at {str(path)!r} has no {key!r} array (keys: {sorted(data)})")
-    data["observations"], data["actions"], data["terminals"] = check_dataset(
-        data["observations"], data["actions"], data["terminals"])
+            raise FileFormatError(f"the dataset at {str(path)!r} has no {key!r} array (keys: {sorted(data)}); "
+                                  f"expected {what}")
+    try:
+        data["observations"], data["actions"], data["terminals"] = check_dataset(
+            data["observations"], data["actions"], data["terminals"])
+    except (ValueError, TypeError) as exc:
+        raise FileFormatError(f"{path}: {exc}; expected {what}") from None
     return data
 
 

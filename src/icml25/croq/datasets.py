@@ -15,15 +15,22 @@ duplicated. Options are shuffled and the answer index stored.
 from __future__ import annotations
 
 import ast
-import csv
-import io
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from icml25.core.data import resolve_data
+from icml25.core.files import (
+    FileFormatError,
+    check_file,
+    parse_number,
+    read_csv,
+    read_json,
+    read_jsonl,
+    read_text,
+    snippet,
+)
 
 from .mcq import LETTERS, MCQ
 
@@ -41,12 +48,12 @@ SHIPPED_MMLU_SUBJECTS = (
 )
 
 
-def _read_text(path: Path) -> str:
-    raw = path.read_bytes()
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("cp1252")
+_ENCODINGS = ("utf-8", "cp1252")  # the releases are UTF-8; a Windows re-save is read as cp1252
+
+
+def _user_file(path: Path | None, what: str) -> Path | None:
+    """A user-given file checked up front (missing or a directory: one line naming it and what was expected)."""
+    return None if path is None else check_file(path, what)
 
 
 def load_mmlu_redux(subjects: Any = None, path: str | Path | None = None, only_ok: bool = True) -> list[dict]:
@@ -65,69 +72,129 @@ def load_mmlu_redux(subjects: Any = None, path: str | Path | None = None, only_o
     -------
     list of dict
         ``{"subject", "question", "choices" (list of 4 str), "answer" (int)}``.
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        A missing file, or a malformed one (one line naming the file and the line): a row with the wrong number of
+        fields, or an item marked ``ok`` whose ``choices`` (a Python list literal) or ``answer`` (an index into it)
+        cannot be read. Items MMLU-Redux marks as erroneous are skipped unread (``only_ok``) or skipped when they do
+        not parse.
     """
     subjects = list(SHIPPED_MMLU_SUBJECTS if subjects is None else subjects)
     rows: list[dict] = []
+    what = ("an MMLU-Redux CSV with columns question, choices (a list literal), answer (an index), error_type, "
+            "separated by ';' or ','")
     for subj in subjects:
         fname = f"mmlu_redux/mmlu_{subj}.csv"
-        p = resolve_data("croq", fname, path=None if path is None else Path(path) / f"mmlu_{subj}.csv",
-                         url=_URL + "aryopg/mmlu-redux/main/" + fname)
-        text = _read_text(p)
-        delim = ";" if text.split("\n", 1)[0].count(";") > text.split("\n", 1)[0].count(",") else ","
-        for r in csv.DictReader(io.StringIO(text), delimiter=delim):
-            if only_ok and str(r.get("error_type", "")).strip().lower() != "ok":
+        user = _user_file(None if path is None else Path(path) / f"mmlu_{subj}.csv", what)
+        p = resolve_data("croq", fname, path=user, url=_URL + "aryopg/mmlu-redux/main/" + fname)
+        first = read_text(p, what, _ENCODINGS).split("\n", 1)[0]
+        delim = ";" if first.count(";") > first.count(",") else ","
+        header, table = read_csv(p, what, delimiter=delim, required=("question", "choices", "answer"),
+                                 encodings=_ENCODINGS)
+        for line, fields in table:
+            r = dict(zip(header, fields))
+            flagged = str(r.get("error_type", "")).strip().lower() != "ok"
+            if only_ok and flagged:
                 continue
             try:
                 choices = [str(c) for c in ast.literal_eval(r["choices"])]
-                ans = int(r["answer"])
-            except (ValueError, SyntaxError, KeyError):
-                continue
-            if len(choices) >= 2 and 0 <= ans < len(choices):
-                rows.append({"subject": subj, "question": r["question"], "choices": choices, "answer": ans})
+                ans = int(parse_number(r["answer"], p, line, "answer", integer=True))
+                if len(choices) < 2 or not 0 <= ans < len(choices):
+                    raise ValueError(f"answer {ans} of {len(choices)} choices")
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+                if flagged:
+                    continue
+                raise FileFormatError(f"{p}:{line}: unreadable item ({str(exc)[:60]}); expected choices as a list "
+                                      f"literal of >= 2 options and answer an index into it") from None
+            rows.append({"subject": subj, "question": r["question"], "choices": choices, "answer": ans})
     return rows
 
 
 def load_truthfulqa(path: str | Path | None = None) -> list[dict]:
-    """Read TruthfulQA: ``{"category", "question", "best", "incorrect" (list of str)}`` per row."""
-    p = resolve_data("croq", "truthfulqa/TruthfulQA.csv", path=path,
+    """Read TruthfulQA: ``{"category", "question", "best", "incorrect" (list of str)}`` per row.
+
+    A malformed file (wrong delimiter, a missing column or field, not UTF-8/cp1252 text) raises ``ValueError`` naming
+    the file and the line.
+    """
+    what = "TruthfulQA.csv with columns Category, Question, Best Answer, Incorrect Answers"
+    p = resolve_data("croq", "truthfulqa/TruthfulQA.csv", path=_user_file(path, what),
                      url=_URL + "sylinrl/TruthfulQA/main/TruthfulQA.csv")
+    header, table = read_csv(p, what, required=("Category", "Question", "Best Answer", "Incorrect Answers"),
+                             encodings=_ENCODINGS)
     out = []
-    for r in csv.DictReader(io.StringIO(_read_text(p))):
+    for _, fields in table:
+        r = dict(zip(header, fields))
         inc = [s.strip() for s in r["Incorrect Answers"].split(";") if s.strip()]
         out.append({"category": r["Category"], "question": r["Question"], "best": r["Best Answer"].strip(),
                     "incorrect": inc})
     return out
 
 
+def _api(api: Any, p: Path, i: int, what: str) -> dict:
+    """One ToolAlpaca API record, checked: name, functions (name -> first description line), (instruction,
+    golden first action) items."""
+    if not isinstance(api, dict):
+        raise FileFormatError(f"{p}: item {i} is a JSON {type(api).__name__}; expected {what}")
+    missing = [k for k in ("Name", "Function_Description", "Instructions", "Golden_Answers") if k not in api]
+    if missing:
+        raise FileFormatError(f"{p}: API {i} ({str(api.get('Name', '?'))[:40]!r}) lacks {missing[0]!r}; expected "
+                              f"{what}")
+    funcs = api["Function_Description"]
+    try:
+        if isinstance(funcs, str):
+            funcs = ast.literal_eval(funcs)
+        if not isinstance(funcs, dict):
+            raise ValueError(f"a {type(funcs).__name__}")
+        if not isinstance(api["Instructions"], list) or not isinstance(api["Golden_Answers"], list):
+            raise ValueError("Instructions and Golden_Answers must be lists")
+        gold = [g[0].get("Action") if isinstance(g, list) and g and isinstance(g[0], dict) else None
+                for g in api["Golden_Answers"]]
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        raise FileFormatError(f"{p}: API {i} ({str(api['Name'])[:40]!r}) is unreadable ({str(exc)[:60]}); "
+                              f"expected {what}") from None
+    funcs = {k: str(v).split("\n", 1)[0].strip() for k, v in funcs.items() if k != "components"}
+    items = [(instr, act) for instr, act in zip(api["Instructions"], gold) if act in funcs]
+    return {"name": api["Name"], "functions": funcs, "items": items}
+
+
 def load_toolalpaca(path: str | Path | None = None) -> list[dict]:
     """Read the ToolAlpaca evaluation APIs (real + simulated): name, functions (name -> description), instructions
-    and golden first actions."""
+    and golden first actions.
+
+    ``path`` is a folder holding ``eval_real.json`` and ``eval_simulated.json``; a missing or malformed file raises
+    (``FileNotFoundError``/``ValueError``, one line naming it).
+    """
+    what = ("a ToolAlpaca eval JSON: a list of APIs with Name, Function_Description, Instructions and "
+            "Golden_Answers")
     apis = []
     files = ["toolalpaca/eval_real.json", "toolalpaca/eval_simulated.json"]
-    paths = [Path(path) / Path(f).name for f in files] if path is not None else [None, None]
+    paths = [_user_file(Path(path) / Path(f).name, what) for f in files] if path is not None else [None, None]
     for f, up in zip(files, paths):
         p = resolve_data("croq", f, path=up, url=_URL + "tangqiaoyu/ToolAlpaca/main/data/" + Path(f).name)
-        for api in json.loads(_read_text(p)):
-            funcs = api["Function_Description"]
-            if isinstance(funcs, str):
-                funcs = ast.literal_eval(funcs)
-            funcs = {k: str(v).split("\n", 1)[0].strip() for k, v in funcs.items() if k != "components"}
-            items = []
-            for instr, gold in zip(api["Instructions"], api["Golden_Answers"]):
-                if gold and gold[0].get("Action") in funcs:
-                    items.append((instr, gold[0]["Action"]))
-            apis.append({"name": api["Name"], "functions": funcs, "items": items})
+        data = read_json(p, what, encodings=_ENCODINGS)
+        if not isinstance(data, list) or not data:
+            raise FileFormatError(f"{p}: a JSON {type(data).__name__} of {len(data)} items; expected {what}")
+        apis += [_api(api, p, i, what) for i, api in enumerate(data)]
     return apis
 
 
 def load_countries(path: str | Path | None = None) -> list[dict]:
-    """Read the country table: ``{"country", "capital", "continent", ...}`` per country (168 countries)."""
-    p = resolve_data("croq", "countries/countries.jsonl", path=path,
+    """Read the country table: ``{"country", "capital", "continent", ...}`` per country (168 countries).
+
+    Every line must be a JSON object with non-empty ``country``, ``capital`` and ``continent`` strings; otherwise
+    ``ValueError`` names the file and the line.
+    """
+    what = "a JSON-lines country table with country, capital and continent strings"
+    p = resolve_data("croq", "countries/countries.jsonl", path=_user_file(path, what),
                      url=_URL + "edixiong/task-superposition/main/util/")
-    rows = [json.loads(line) for line in _read_text(p).splitlines() if line.strip()]
-    for i, r in enumerate(rows):
+    rows = []
+    for line, r in read_jsonl(p, what, required=("country", "capital", "continent"), encodings=_ENCODINGS):
         if not all(isinstance(r.get(k), str) and r[k].strip() for k in ("country", "capital", "continent")):
-            raise ValueError(f"country table row {i} lacks a country, capital or continent: {r!r:.80}")
+            raise FileFormatError(f"{p}:{line}: country table row lacks a country, capital or continent "
+                                  f"({snippet(r)}); expected non-empty strings")
+        rows.append(r)
     return rows
 
 

@@ -17,12 +17,14 @@ Examples
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from icml25.core.data import resolve_data
+from icml25.core.files import FileFormatError, read_text, snippet
 from icml25.core.validation import check_array, check_int, check_option
 
 __all__ = ["LTSFDataset", "load_benchmark", "read_csv_series", "split_borders", "BENCHMARKS"]
@@ -53,17 +55,27 @@ _FLAGS = ("train", "val", "test")
 def read_csv_series(path: str | Path, n_columns: int | None = None) -> tuple[np.ndarray, list[str]]:
     """Read a benchmark CSV (first column a date, then numeric variables) into ``[rows, D]`` float32.
 
-    Raises ``ValueError`` for a row with the wrong number of fields, a non-numeric or NaN value (naming row and
-    column), or a variable count different from ``n_columns`` when given.
+    Raises ``ValueError`` (one line naming the file and the line, and what was expected) for a file that is not UTF-8
+    text, a header without variable columns (a wrong delimiter), a row with the wrong number of fields, a
+    non-numeric or NaN/inf value (naming row and column), or a variable count different from ``n_columns`` when
+    given; ``FileNotFoundError`` for a missing file. A malformed file is never partly read.
     """
     if n_columns is not None:
         n_columns = check_int(n_columns, "n_columns", low=1)
     path = Path(path)
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
+    what = "a CSV whose first column is a date, then numeric variables, separated by ','"
+    text = read_text(path, what)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        rows = list(reader)
+    except csv.Error as exc:
+        raise FileFormatError(f"{path.name}: line {reader.line_num}: {str(exc)[:80]}; expected {what}") from None
     if len(rows) < 2:
         raise ValueError(f"{path.name}: expected a header and at least one data row, got {len(rows)} lines")
     header = rows[0][1:]
+    if not header:
+        raise FileFormatError(f"{path.name}: line 1: the header {snippet(rows[0][0])} has no variable column; "
+                              f"expected {what}")
     if n_columns is not None and len(header) != n_columns:
         raise ValueError(f"{path.name}: expected {n_columns} variable columns after the date, got {len(header)}")
     width = len(header) + 1
@@ -74,12 +86,23 @@ def read_csv_series(path: str | Path, n_columns: int | None = None) -> tuple[np.
         try:
             out[i - 2] = [float(v) for v in row[1:]]
         except ValueError:
-            raise ValueError(f"{path.name}: line {i} has a non-numeric value") from None
+            bad = next(v for v in row[1:] if not _is_float(v))
+            raise ValueError(f"{path.name}: line {i} has a non-numeric value {snippet(bad)}; expected numbers "
+                             f"after the date") from None
     bad = np.argwhere(~np.isfinite(out))
     if len(bad):
         r, c = bad[0]
-        raise ValueError(f"{path.name}: NaN or inf at line {r + 2}, column {header[c]!r}; impute or drop it first")
+        raise ValueError(f"{path.name}: NaN or inf at line {r + 2}, column {header[c]!r}; expected finite values "
+                         f"(impute or drop it first)")
     return out.astype(np.float32), header
+
+
+def _is_float(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
 
 
 def load_benchmark(name: str, path: str | Path | None = None, allow_download: bool | None = None

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.files import FileFormatError, read_npz
 from icml25.core.progress import progress
 from icml25.core.validation import check_array, check_int
 
@@ -167,13 +168,42 @@ class OfflineDataset:
 
     @classmethod
     def load(cls, path: str | Path) -> OfflineDataset:
-        """Read a file written by :meth:`save`."""
+        """Read a file written by :meth:`save`.
+
+        Raises ``FileNotFoundError`` for a missing file and ``ValueError`` (one line naming the file and what was
+        expected) for a directory, a damaged archive, missing arrays or unreadable metadata; a malformed file is never
+        partly read.
+        """
         path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"path {str(path)!r} is not a file written by OfflineDataset.save")
-        with np.load(path) as z:
+        what = "an .npz written by OfflineDataset.save (episode_<i>/observations, episode_<i>/actions, metadata)"
+        if not path.exists():
+            raise FileNotFoundError(f"path {str(path)!r} is not a file written by OfflineDataset.save; expected "
+                                    f"an existing .npz file")
+        z = read_npz(path, what, required=("metadata",))
+        try:
             meta = json.loads(str(z["metadata"]))
-            episodes = [{"observations": [decode_state(v) for v in z[f"episode_{i}/observations"]],
-                         "actions": z[f"episode_{i}/actions"], "seed": meta["seeds"][i]}
-                        for i in range(meta["total_episodes"])]
-        return cls(episodes, list(meta["goals"]), meta["env_spec"])
+            n_episodes, seeds = int(meta["total_episodes"]), [int(x) for x in meta["seeds"]]
+            goals, env_id = [str(g) for g in meta["goals"]], str(meta["env_spec"])
+            if len(seeds) != n_episodes:
+                raise ValueError(f"{len(seeds)} seeds for {n_episodes} episodes")
+        except (ValueError, KeyError, TypeError) as exc:
+            raise FileFormatError(f"{path}: unreadable metadata ({type(exc).__name__}: {str(exc)[:60]}); "
+                                  f"expected {what}") from None
+        episodes = []
+        for i in range(n_episodes):
+            keys = (f"episode_{i}/observations", f"episode_{i}/actions")
+            missing = [k for k in keys if k not in z]
+            if missing:
+                raise FileFormatError(f"{path}: no {missing[0]!r} array (the metadata lists {n_episodes} episodes); "
+                                      f"expected {what}")
+            obs, actions = z[keys[0]], z[keys[1]]
+            if obs.ndim != 2 or actions.ndim != 1 or len(obs) != len(actions) + 1:
+                raise FileFormatError(f"{path}: episode {i} has observations {obs.shape} and actions "
+                                      f"{actions.shape}; expected one observation row more than actions")
+            try:
+                states = [decode_state(v) for v in obs]
+            except (ValueError, TypeError, IndexError) as exc:
+                raise FileFormatError(f"{path}: episode {i} holds an undecodable state ({str(exc)[:60]}); "
+                                      f"expected {what}") from None
+            episodes.append({"observations": states, "actions": actions, "seed": seeds[i]})
+        return cls(episodes, goals, env_id)
