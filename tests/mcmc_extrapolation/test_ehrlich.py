@@ -87,3 +87,68 @@ def test_bad_inputs() -> None:
         Ehrlich(num_states=4, dim=3, num_motifs=2, motif_length=2)
     with pytest.raises(ValueError, match="spacings"):
         Ehrlich.from_parts(P4, motifs=[[1, 2]], spacings=[[0, 0]], dim=5)
+
+
+def _allowed(k: int, q: int) -> bool:
+    return k % -(-k // q) == 0
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_optimal_solution_is_the_brute_force_optimum_for_every_allowed_quantization(k: int) -> None:
+    """For every (k, q) the constructor accepts, the brute-force maximum over all v^L sequences is 1 and
+    optimal_solution() attains it; the (k, q) whose full motif would score below 1 are refused."""
+    for q in range(1, k + 1):
+        if not _allowed(k, q):
+            with pytest.raises(ValueError, match="quantization must make"):
+                Ehrlich(num_states=3, dim=k + 2, num_motifs=1, motif_length=k, quantization=q)
+            continue
+        for c, dim in ((1, k + 2), (2, 2 * k + 1)):
+            if dim > 8:
+                continue
+            for seed in range(3):
+                f = Ehrlich(num_states=3, dim=dim, num_motifs=c, motif_length=k, quantization=q, seed=seed)
+                X = np.array(list(itertools.product(range(3), repeat=dim)))
+                assert f(X).max() == 1.0, (k, q, c, seed)
+                opt = f.optimal_solution()
+                assert f(opt[None])[0] == 1.0 and f.is_feasible(opt[None])[0], (k, q, c, seed)
+
+
+def test_refused_quantizations_name_the_allowed_ones() -> None:
+    with pytest.raises(ValueError, match=r"use one of \[1, 3\], got 2"):
+        Ehrlich(num_states=4, dim=6, num_motifs=1, motif_length=3, quantization=2)
+    with pytest.raises(ValueError, match="quantization must make"):
+        Ehrlich.from_parts(P4, motifs=[[1, 2, 3, 0, 1]], spacings=[[0, 1, 2, 3, 4]], dim=8, quantization=3)
+
+
+def test_optimal_solution_refuses_from_parts_instances_without_one() -> None:
+    f = Ehrlich.from_parts(P4, motifs=[[1, 2], [3, 0]], spacings=[[0, 3], [0, 3]], dim=7)
+    with pytest.raises(ValueError, match="need 8 positions"):
+        f.optimal_solution()
+    g = Ehrlich.from_parts(P4, motifs=[[0, 2]], spacings=[[0, 1]], dim=4)  # 0 -> 2 is banned
+    with pytest.raises(ValueError, match="infeasible"):
+        g.optimal_solution()
+
+
+def test_same_values_as_holo_bench() -> None:
+    """Side by side with the authors' own Ehrlich (``pytorch-holo``): our function built with ``from_parts`` from
+    holo's transition matrix, motifs and spacings (holo stores the gaps between motif elements; ``from_parts`` takes
+    cumulative offsets) gives holo's values on random and optimal sequences."""
+    closed_form = pytest.importorskip("holo.test_functions.closed_form",
+                                      reason="pytorch-holo (and its botorch dependency) is not installed")
+    import torch
+
+    for v, L, c, k, seed in ((6, 12, 2, 3, 0), (12, 16, 1, 4, 1), (20, 32, 2, 4, 2), (8, 24, 3, 4, 3)):
+        h = closed_form.Ehrlich(num_states=v, dim=L, num_motifs=c, motif_length=k, random_seed=seed)
+        P = h.transition_matrix.double().numpy()
+        offsets = [np.concatenate([[0], np.cumsum(g.numpy())]) for g in h.spacings]
+        ours = Ehrlich.from_parts(P / P.sum(axis=1, keepdims=True), motifs=[m.numpy() for m in h.motifs],
+                                  spacings=offsets, dim=L)
+        rng = np.random.default_rng(seed)
+        X = np.concatenate([ours.sample_prior(150, seed=rng), rng.integers(0, v, size=(50, L)),
+                            h.optimal_solution().numpy()[None]])
+        theirs = h.evaluate_true(torch.as_tensor(X)).double().numpy()
+        mine = ours(X)
+        np.testing.assert_array_equal(np.isfinite(mine), np.isfinite(theirs))  # the same infeasible rows
+        ok = np.isfinite(mine)
+        np.testing.assert_allclose(mine[ok], theirs[ok], rtol=1e-6)  # holo computes in float32
+        assert ours(X[-1:])[0] == 1.0

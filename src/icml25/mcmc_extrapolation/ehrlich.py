@@ -4,6 +4,11 @@ An instance has a banded random transition matrix P over ``v`` states (a sequenc
 has P > 0), ``c`` motifs of length ``k`` with spacings, and value ``f(x) = Π_j h_j(x)`` where ``h_j`` is the
 quantised best fraction of motif ``j`` present at its spacing anywhere in ``x`` (spec §2.5). Infeasible sequences
 have value ``-inf``; the optimum 1 is attained by :meth:`Ehrlich.optimal_solution`.
+
+The quantisation ``q`` must make ``u = ceil(k / q)`` divide ``k``: presence is ``floor(m / u) / (k / u)`` for ``m``
+matches, so a full motif scores ``floor(k / u) / (k / u) < 1`` otherwise and no sequence reaches 1 (e.g. k = 3,
+q = 2: at most 2/3). holo-bench's ``Ehrlich`` accepts such ``q`` and then fails its own optimum check; here the
+constructor refuses them.
 """
 
 from __future__ import annotations
@@ -35,6 +40,18 @@ def _is_ergodic(P: np.ndarray) -> bool:
         A = np.minimum(A @ A, 1)
         m >>= 1
     return bool(R.all())
+
+
+def _check_quantization(k: int, quantization: int | None) -> int:
+    """q (default k), refused unless ceil(k / q) divides k (otherwise the optimum of f is below 1)."""
+    q = k if quantization is None else check_int(quantization, "quantization", low=1, high=k)
+    unit = math.ceil(k / q)
+    if k % unit:
+        ok = [p for p in range(1, k + 1) if k % math.ceil(k / p) == 0]
+        raise ValueError(f"quantization must make ceil(motif_length / quantization) divide motif_length (else a full "
+                         f"motif scores {k // unit}/{k / unit:g} < 1 and the optimum 1 is unreachable); for "
+                         f"motif_length={k} use one of {ok}, got {q}")
+    return q
 
 
 def _stationary(P: np.ndarray) -> np.ndarray:
@@ -78,7 +95,7 @@ class Ehrlich:
         L = check_int(dim, "dim", low=2)
         c = check_int(num_motifs, "num_motifs", low=1)
         k = check_int(motif_length, "motif_length", low=1)
-        q = k if quantization is None else check_int(quantization, "quantization", low=1, high=k)
+        q = _check_quantization(k, quantization)
         if c * k > L:
             raise ValueError(f"dim must be >= num_motifs * motif_length = {c * k}, got {L}")
         rng = np.random.default_rng(check_int(seed, "seed", low=0))
@@ -112,7 +129,12 @@ class Ehrlich:
     @classmethod
     def from_parts(cls, transition_matrix: Any, motifs: Any, spacings: Any, dim: int,
                    quantization: int | None = None) -> Ehrlich:
-        """An instance from explicit parts: P (v, v), motifs (c, k) ints, offsets (c, k) with offsets[:, 0] == 0."""
+        """An instance from explicit parts: P (v, v), motifs (c, k) ints, offsets (c, k) with offsets[:, 0] == 0.
+
+        ``spacings`` are *cumulative offsets* of the motif elements from the motif's start (``(0, o_1, ..., o_{k-1})``,
+        strictly increasing). holo-bench's ``Ehrlich.spacings`` stores the *gaps* between consecutive elements
+        (``k - 1`` values >= 1); convert with ``np.concatenate([[0], np.cumsum(gaps)])`` per motif.
+        """
         P = check_stochastic_matrix(transition_matrix, "transition_matrix")
         m = check_array(motifs, "motifs", ndim=2, dtype=np.int64)
         s = check_array(spacings, "spacings", shape=m.shape, dtype=np.int64)
@@ -121,8 +143,7 @@ class Ehrlich:
             raise ValueError(f"motifs must hold states in [0, {len(P)}), got values in [{m.min()}, {m.max()}]")
         if np.any(s[:, 0] != 0) or np.any(np.diff(s, axis=1) < 1) or s[:, -1].max() >= L:
             raise ValueError("spacings must start at 0, increase strictly, and fit in dim")
-        k = m.shape[1]
-        q = k if quantization is None else check_int(quantization, "quantization", low=1, high=k)
+        q = _check_quantization(m.shape[1], quantization)
         obj = cls.__new__(cls)
         obj._set(P, m, s, q, L)
         return obj
@@ -190,7 +211,20 @@ class Ehrlich:
         return lp
 
     def optimal_solution(self) -> np.ndarray:
-        """(L,) a feasible sequence of value 1: motifs one after another at their spacings, gaps by self-loops."""
+        """(L,) a feasible sequence of value 1: motifs one after another at their offsets, gaps filled by repeating
+        the previous motif element (self-loops, always allowed by the constructor), the tail by the last element.
+
+        Raises
+        ------
+        ValueError
+            For an instance built with :meth:`from_parts` whose motifs do not fit one after another in ``dim`` or whose
+            construction is infeasible (a banned motif transition or self-loop); instances from the constructor always
+            have this optimum.
+        """
+        need = int(sum(int(o[-1]) + 1 for o in self.spacings))
+        if need > self.dim:
+            raise ValueError(f"the motifs need {need} positions one after another but dim is {self.dim}; this "
+                             "from_parts instance has no optimum of this construction")
         x = np.empty(self.dim, dtype=np.int64)
         pos = 0
         for j in range(self.num_motifs):
@@ -200,4 +234,8 @@ class Ehrlich:
                 x[pos + o[r]:end] = self.motifs[j, r]
             pos += o[-1] + 1
         x[pos:] = self.motifs[-1, -1]
+        if self(x[None])[0] != 1.0:
+            raise ValueError("the motifs placed one after another are infeasible under this transition matrix "
+                             "(a banned motif transition or self-loop); this from_parts instance has no optimum of "
+                             "this construction")
         return x

@@ -56,6 +56,9 @@ class QTheta:
         Transformer size (spec quick: 1 layer, 2 heads, width 32; full: 2, 4, 96).
     seed : int
         Initialisation seed.
+    device : str
+        Torch device of the model and of every tensor it creates (``"cpu"``, ``"cuda"``, ...); sampling draws on
+        that device, so a seed gives the same samples on the same device only.
 
     Examples
     --------
@@ -68,7 +71,7 @@ class QTheta:
     """
 
     def __init__(self, num_states: int, length: int, n_layer: int = 1, n_head: int = 2, n_embd: int = 32,
-                 seed: int = 0) -> None:
+                 seed: int = 0, device: str = "cpu") -> None:
         torch = require("torch", extra="torch")
         from icml25.llm.tiny_module import TinyGPTConfig, TinyGPTModule
 
@@ -81,6 +84,10 @@ class QTheta:
         with gen:
             torch.manual_seed(check_int(seed, "seed", low=0))
             self.module = TinyGPTModule(cfg, vocab_size=self.v + 2)
+        if not isinstance(device, str) or not device.strip():
+            raise TypeError(f"device must be a torch device name such as 'cpu' or 'cuda', got {device!r}")
+        self.device = torch.device(device)
+        self.module.to(self.device)
         self.losses: list[float] = []
 
     def _check_seqs(self, x: Any, name: str) -> np.ndarray:
@@ -107,7 +114,7 @@ class QTheta:
         epochs = check_int(epochs, "epochs", low=1)
         batch_size = check_int(batch_size, "batch_size", low=1)
         lr = check_positive(lr, "lr")
-        seq = torch.as_tensor(self._serialise(P, N_))
+        seq = torch.as_tensor(self._serialise(P, N_), device=self.device)
         inputs, targets = seq[:, :-1], seq[:, 1:].clone()
         targets[:, : self.L + 1] = -100  # predict only x_next (positions after SEP)
         opt = torch.optim.AdamW(self.module.parameters(), lr=lr, weight_decay=0.01)
@@ -119,7 +126,7 @@ class QTheta:
 
             it = progress(it, "q_theta epochs")
         for _ in it:
-            perm = torch.randperm(len(seq), generator=gen)
+            perm = torch.randperm(len(seq), generator=gen).to(self.device)
             for b in range(0, len(seq), batch_size):
                 idx = perm[b:b + batch_size]
                 logits = self.module(inputs[idx])
@@ -141,13 +148,13 @@ class QTheta:
         X = self._check_seqs(x, "x")
         k = check_int(n_samples, "n_samples", low=1)
         temperature = check_positive(temperature, "temperature")
-        gen = torch.Generator().manual_seed(int(np.random.default_rng(seed).integers(2**62)))
+        gen = torch.Generator(device=self.device).manual_seed(int(np.random.default_rng(seed).integers(2**62)))
         prefix = torch.as_tensor(np.concatenate([np.full((len(X), 1), self.BOS), X, np.full((len(X), 1), self.SEP)],
-                                                axis=1)).repeat_interleave(k, dim=0)
+                                                axis=1), device=self.device).repeat_interleave(k, dim=0)
         B = len(prefix)
-        out = torch.empty(B, self.L, dtype=torch.long)
+        out = torch.empty(B, self.L, dtype=torch.long, device=self.device)
         with torch.no_grad():
-            cache = KVCache(self.module.cfg, B, 2 * self.L + 2, dtype=torch.float32)
+            cache = KVCache(self.module.cfg, B, 2 * self.L + 2, dtype=torch.float32, device=self.device)
             logits = self.module(prefix, cache=cache, last_only=True)[:, -1]
             for t in range(self.L):
                 logits = logits[:, : self.v] / temperature  # only sequence states may be generated
@@ -155,7 +162,7 @@ class QTheta:
                 out[:, t] = tok[:, 0]
                 if t + 1 < self.L:
                     logits = self.module(tok, cache=cache)[:, -1]
-        return out.numpy().reshape(len(X), k, self.L)
+        return out.cpu().numpy().reshape(len(X), k, self.L)
 
     def transform(self, x0: Any, steps: int = 5, n_candidates: int = 1, temperature: float = 1.0,
                   guide: Callable[[np.ndarray], np.ndarray] | None = None,
