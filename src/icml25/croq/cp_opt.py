@@ -29,6 +29,7 @@ from icml25.core.validation import (
     check_positive,
     check_probability,
     check_real,
+    check_tensor,
     precheck_sklearn_X,
 )
 
@@ -65,18 +66,14 @@ def cp_opt_loss(scores: torch.Tensor, tau: torch.Tensor, y: torch.Tensor, mask: 
     Tensor, scalar
         ``S + lam (P - (1 - alpha))^2 + lam_ce CE``.
     """
-    scores = _check_tensor(scores, "scores", 2)
-    tau = _check_tensor(tau, "tau", 0)
+    scores = check_tensor(scores, "scores", ndim=2)
+    tau = check_tensor(tau, "tau", ndim=0)
     alpha = check_probability(alpha, "alpha", open_low=True, open_high=True)
     beta = check_positive(beta, "beta")
     lam = check_real(lam, "lam", low=0.0)
     lam_ce = check_real(lam_ce, "lam_ce", low=0.0)
-    if not isinstance(y, torch.Tensor) or not isinstance(mask, torch.Tensor):
-        raise TypeError("y and mask must be torch tensors (LongTensor (n,), BoolTensor (n, m))")
-    if scores.ndim != 2 or mask.shape != scores.shape:
-        raise ValueError(f"scores and mask must both be (n, m); got {tuple(scores.shape)} and {tuple(mask.shape)}")
-    if y.shape != (scores.shape[0],):
-        raise ValueError(f"y must have shape ({scores.shape[0]},), got {tuple(y.shape)}")
+    y = check_tensor(y, "y", shape=(scores.shape[0],), dtype="int")  # LongTensor (n,)
+    mask = check_tensor(mask, "mask", shape=tuple(scores.shape))  # BoolTensor (n, m), like scores
     soft_in = torch.sigmoid(beta * (scores - tau)) * mask.to(scores.dtype)
     size = soft_in.sum(dim=1).mean()  # smooth size S(g, tau)
     true_scores = scores.gather(1, y.view(-1, 1)).squeeze(1)
@@ -85,20 +82,6 @@ def cp_opt_loss(scores: torch.Tensor, tau: torch.Tensor, y: torch.Tensor, mask: 
     if lam_ce:
         loss = loss - lam_ce * torch.log(true_scores.clamp_min(1e-12)).mean()
     return loss
-
-
-def _check_tensor(t: Any, name: str, ndim: int) -> torch.Tensor:
-    if not isinstance(t, torch.Tensor):
-        if isinstance(t, (str, bytes)):
-            raise TypeError(f"{name} must be a torch tensor, got {t!r:.60}")
-        raise TypeError(f"{name} must be a torch tensor, got {type(t).__name__}")
-    if t.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {tuple(t.shape)}")
-    if t.numel() == 0 and ndim:
-        raise ValueError(f"{name} must not be empty")
-    if not bool(torch.isfinite(t.detach()).all()):
-        raise ValueError(f"{name} must be finite, found NaN or inf")
-    return t
 
 
 class ScoreMLP(nn.Module):
