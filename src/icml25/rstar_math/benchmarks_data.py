@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from icml25.core.data import resolve_data
+from icml25.core.files import FileFormatError, check_file, read_json, read_jsonl
 
 __all__ = ["load_benchmark", "load_gsm8k_annotated", "gsm8k_code_steps", "BENCHMARK_FILES"]
 
@@ -27,32 +27,39 @@ def load_benchmark(name: str, path: str | Path | None = None) -> list[dict]:
         One of ``BENCHMARK_FILES`` (math500, gsm8k, aime2024 ship with the package; the others need ``path`` or
         a download the user allows).
     path : path, optional
-        A local file in the same format.
+        A local file in the same format. A missing or malformed file raises ``FileNotFoundError``/``ValueError``
+        (one line naming the file and, where there is one, the line).
     """
     if name not in BENCHMARK_FILES:
         raise ValueError(f"name must be one of {sorted(BENCHMARK_FILES)}, got {name!r}")
+    what = "a JSON list of {'question', 'answer'} records (official eval format)"
+    if path is not None:
+        check_file(path, what)
     f = resolve_data("rstar_math", BENCHMARK_FILES[name], path=path, url=_BASE + BENCHMARK_FILES[name])
-    try:
-        data = json.loads(Path(f).read_text())
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{f} is not valid JSON: {e}") from None
-    if not isinstance(data, list) or not all(isinstance(d, dict) and "question" in d and "answer" in d
-                                             for d in data):
-        raise ValueError(f"{f}: expected a JSON list of {{'question', 'answer'}} records (official eval format)")
+    data = read_json(f, what)  # not JSON, not UTF-8, NaN, empty: one line naming the file and the line
+    if not isinstance(data, list) or not data:
+        raise FileFormatError(f"{f}: expected {what}, got a JSON {type(data).__name__}")
+    for i, d in enumerate(data):
+        missing = [k for k in ("question", "answer") if not isinstance(d, dict) or k not in d]
+        if missing:
+            raise FileFormatError(f"{f}: record {i} lacks {missing[0]!r}; expected {what}")
     return data
 
 
 def load_gsm8k_annotated(path: str | Path | None = None) -> list[dict]:
     """GSM8K test problems with step solutions (``question``, ``solution``, ``answer`` after ``####``)."""
+    what = "GSM8K JSON lines {'question', 'answer'} with the final answer after '####'"
+    if path is not None:
+        check_file(path, what)
     f = resolve_data("rstar_math", "gsm8k_test.jsonl", path=path,
                      url="https://raw.githubusercontent.com/openai/grade-school-math/master/grade_school_math/"
                          "data/test.jsonl")
     out = []
-    for line in Path(f).read_text().splitlines():
-        if line.strip():
-            d = json.loads(line)
-            sol, _, ans = d["answer"].rpartition("####")
-            out.append({"question": d["question"], "solution": sol.strip(), "answer": ans.strip().replace(",", "")})
+    for no, d in read_jsonl(f, what, required=("question", "answer")):
+        if not isinstance(d["answer"], str) or not isinstance(d["question"], str) or "####" not in d["answer"]:
+            raise FileFormatError(f"{f}:{no}: the answer has no '####' final answer; expected {what}")
+        sol, _, ans = d["answer"].rpartition("####")
+        out.append({"question": d["question"], "solution": sol.strip(), "answer": ans.strip().replace(",", "")})
     return out
 
 

@@ -9,7 +9,6 @@ space, how an input is written, and the separator between input and answer. An i
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from icml25.core.data import shipped_path
+from icml25.core.files import FileFormatError, read_json, read_jsonl, read_text
 from icml25.core.validation import check_int, check_option
 
 __all__ = ["Task", "TaskFamily", "official_setting", "OFFICIAL_SETTINGS", "synthetic_family", "SYNTHETIC_FAMILIES",
@@ -151,6 +151,9 @@ class TaskFamily:
 
 
 # ---------------------------------------------------------------------------------------------- shipped tables
+_LANGUAGES = ("en", "fr", "es", "de", "zh")  # the languages of the add_translate setting
+
+
 @cache
 def load_countries(path: str | None = None) -> tuple[dict[str, str], ...]:
     """The official country table (168 rows: country, capital, continent, currency, name_zh).
@@ -158,7 +161,8 @@ def load_countries(path: str | None = None) -> tuple[dict[str, str], ...]:
     Parameters
     ----------
     path : str, optional
-        A user copy of ``countries.jsonl``; default: the copy shipped in the package.
+        A user copy of ``countries.jsonl``; default: the copy shipped in the package. A missing or malformed file
+        raises ``FileNotFoundError``/``ValueError`` (one line naming the file and the line).
 
     Examples
     --------
@@ -167,13 +171,20 @@ def load_countries(path: str | None = None) -> tuple[dict[str, str], ...]:
     (168, 'Paris')
     """
     p = path if path is not None else shipped_path(SLUG, "countries.jsonl")
-    with open(p, encoding="utf-8") as f:
-        return tuple(json.loads(line) for line in f if line.strip())
+    what = "a JSON-lines country table (country, capital, continent, currency, name_zh)"
+    rows = []
+    for line, r in read_jsonl(p, what, required=("country", "capital", "continent")):
+        if not all(isinstance(r[k], str) and r[k].strip() for k in ("country", "capital", "continent")):
+            raise FileFormatError(f"{p}:{line}: empty or non-string country, capital or continent; expected {what}")
+        rows.append(r)
+    return tuple(rows)
 
 
 @cache
 def load_number_words(path: str | None = None) -> dict[str, tuple[str, ...]]:
     """The official number-word tables: ``{"en"|"fr"|"es"|"de"|"zh": words of 0..999}``.
+
+    A user file (``path``) must hold the five languages with 1000 words each; otherwise ``ValueError`` names it.
 
     Examples
     --------
@@ -182,18 +193,32 @@ def load_number_words(path: str | None = None) -> dict[str, tuple[str, ...]]:
     ('one hundred and twenty-three', 'cent vingt-trois', 'ciento veintitrés')
     """
     p = path if path is not None else shipped_path(SLUG, "number_words_0_999.json")
-    with open(p, encoding="utf-8") as f:
-        return {k: tuple(v) for k, v in json.load(f).items()}
+    what = "a JSON object mapping each of en, fr, es, de, zh to the 1000 number words of 0..999"
+    table = read_json(p, what)
+    if not isinstance(table, dict):
+        raise FileFormatError(f"{p}: a JSON {type(table).__name__}; expected {what}")
+    missing = [k for k in _LANGUAGES if k not in table]
+    if missing:
+        raise FileFormatError(f"{p}: no {missing[0]!r} table (it has {sorted(table)}); expected {what}")
+    for k, v in table.items():
+        if not isinstance(v, list) or len(v) != 1000 or not all(isinstance(w, str) and w for w in v):
+            raise FileFormatError(f"{p}: the {k!r} table is not a list of 1000 non-empty strings; expected {what}")
+    return {k: tuple(v) for k, v in table.items()}
 
 
 @cache
 def load_words(path: str | None = None) -> tuple[str, ...]:
     """English nouns for the "word" setting: lower-case alphabetic words of length > 1 whose first and last
-    letters differ (the official filter), from the ``wonderwords`` noun list (MIT) shipped in the package."""
+    letters differ (the official filter), from the ``wonderwords`` noun list (MIT) shipped in the package (or the
+    UTF-8 word-per-line file ``path``; a file without a usable word raises ``ValueError``)."""
     p = path if path is not None else shipped_path(SLUG, "wonderwords_nounlist.txt")
-    with open(p, encoding="utf-8") as f:
-        words = [w.strip() for w in f]
-    return tuple(w for w in words if len(w) > 1 and w.isascii() and w.isalpha() and w.islower() and w[0] != w[-1])
+    what = "a UTF-8 text file with one word per line"
+    words = [w.strip() for w in read_text(p, what).splitlines()]
+    kept = tuple(w for w in words if len(w) > 1 and w.isascii() and w.isalpha() and w.islower() and w[0] != w[-1])
+    if not kept:
+        raise FileFormatError(f"{p}: no usable word; expected {what} (lower-case ASCII letters, first and last "
+                              f"letters different)")
+    return kept
 
 
 # ---------------------------------------------------------------------------------------------- official settings
