@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.files import FileFormatError, read_json
+
 from ._validation import check_leaf_probs
 
 __all__ = ["Hierarchy"]
@@ -356,10 +358,22 @@ class Hierarchy:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> Hierarchy:
-        """Read a hierarchy from a JSON string or file written by :meth:`to_json` (or an official data file)."""
+        """Read a hierarchy from a JSON string or file written by :meth:`to_json` (or an official data file).
+
+        A missing or malformed file raises ``FileNotFoundError``/``ValueError`` with one line naming the file (and
+        the line of a JSON syntax error) and what was expected.
+        """
         s = str(text_or_path)
-        text = s if s.lstrip().startswith("{") else Path(s).read_text(encoding="utf-8")
-        return cls.from_dict(json.loads(text))
+        if s.lstrip().startswith("{"):
+            return cls.from_dict(json.loads(s))
+        what = "a hierarchy JSON object {'children': ..., 'leaf_order': ...} (Hierarchy.to_json)"
+        d = read_json(s, what)
+        if not isinstance(d, dict):
+            raise FileFormatError(f"{s}: a JSON {type(d).__name__}; expected {what}")
+        try:
+            return cls.from_dict(d)
+        except (ValueError, TypeError, KeyError, IndexError) as exc:
+            raise FileFormatError(f"{s}: {' '.join(str(exc).split())[:200]}; expected {what}") from None
 
     def __repr__(self) -> str:
         return (f"Hierarchy(n_nodes={self.n_nodes}, n_leaves={self.n_leaves}, "

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from icml25.core.data import resolve_data
+from icml25.core.files import read_text, snippet
 
 from .hierarchy import Hierarchy
 
@@ -32,6 +33,12 @@ def read_hierarchical_arff(path: str | Path) -> tuple[np.ndarray, list[str], lis
     -------
     (X, labels, node_paths) : ndarray (n_rows, n_features) float, list of str (deepest label path per row),
         list of str (declared node paths, deduplicated in order)
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        A missing file, or a malformed one (one line naming the file, the line and what was expected). Missing
+        feature values (``?``, or a literal ``nan``) are NaN: the format is NaN-tolerant.
     """
     import os
 
@@ -39,7 +46,9 @@ def read_hierarchical_arff(path: str | Path) -> tuple[np.ndarray, list[str], lis
         raise TypeError(f"path must be a path (str or os.PathLike), got {type(path).__name__}")
     if not str(path).strip():
         raise ValueError("path must name a file, got an empty string")
-    lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    what = "a hierarchical ARFF file (numeric @ATTRIBUTEs, one 'hierarchical' class attribute, then @DATA rows)"
+    # UTF-8, else Latin-1: the header and the numbers are ASCII, a stray byte elsewhere is harmless
+    lines = read_text(path, what, encodings=("utf-8", "latin-1")).splitlines()
     n_num = 0
     node_paths: list[str] | None = None
     data_start = None
@@ -54,25 +63,46 @@ def read_hierarchical_arff(path: str | Path) -> tuple[np.ndarray, list[str], lis
             elif len(parts) >= 3 and parts[2].lower() in ("numeric", "real", "integer"):
                 n_num += 1
             else:
-                raise ValueError(f"{path}: unsupported attribute on line {i + 1}: {line[:80]!r}")
+                raise ValueError(f"{path}: unsupported attribute on line {i + 1}: {snippet(line)}; expected "
+                                 f"'@ATTRIBUTE name numeric' or '@ATTRIBUTE class hierarchical a,a/b,...'")
         elif low.startswith("@data"):
             data_start = i + 1
             break
+        elif line and not line.startswith("%") and not low.startswith("@relation"):
+            raise ValueError(f"{path}: line {i + 1} is {snippet(line)}; expected @RELATION, @ATTRIBUTE, @DATA or a "
+                             f"% comment in the ARFF header")
     if node_paths is None or data_start is None:
-        raise ValueError(f"{path}: not a hierarchical ARFF file (no 'hierarchical' attribute or no @DATA section)")
+        raise ValueError(f"{path}: not a hierarchical ARFF file (no 'hierarchical' attribute or no @DATA section); "
+                         f"expected {what}")
     X_rows: list[list[float]] = []
     labels: list[str] = []
-    for raw in lines[data_start:]:
+    for i, raw in enumerate(lines[data_start:], start=data_start + 1):
         line = raw.strip()
         if not line or line.startswith("%"):
             continue
         fields = line.split(",")
         if len(fields) != n_num + 1:
-            raise ValueError(f"{path}: a data row has {len(fields)} fields, expected {n_num + 1}")
-        X_rows.append([float(v) if v != "?" else np.nan for v in fields[:n_num]])
+            raise ValueError(f"{path}: line {i}: a data row has {len(fields)} fields, expected {n_num + 1}")
+        try:  # '?' is ARFF's missing value: NaN (and so is a literal nan)
+            X_rows.append([float(v) if v.strip() != "?" else np.nan for v in fields[:n_num]])
+        except ValueError:
+            bad = next(v for v in fields[:n_num] if v.strip() != "?" and not _is_float(v))
+            raise ValueError(f"{path}: line {i}: feature value {snippet(bad)}; expected a number or '?'") from None
         path_set = [p for p in fields[n_num].split("@") if p]
+        if not path_set:
+            raise ValueError(f"{path}: line {i}: empty label; expected the label path 'a@a/b@...' last")
         labels.append(max(path_set, key=lambda p: p.count("/")))
+    if not labels:
+        raise ValueError(f"{path}: no data rows after @DATA; expected {what}")
     return np.asarray(X_rows, dtype=np.float64), labels, node_paths
+
+
+def _is_float(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
 
 
 def load_imclef(name: str = "ImCLEF07A", split: str = "train", path: str | Path | None = None,
