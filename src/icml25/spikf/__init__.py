@@ -3,17 +3,27 @@
 Library: the multi-step neuron :class:`LIF`, :class:`SpikFForecaster` (spiking patch encoding, spiking
 frequency-selection blocks with a learned binary spectrum mask), :class:`RevIN`, the :class:`DLinear` baseline,
 the data layer (:class:`LTSFDataset`, :func:`load_benchmark`), training (:func:`fit`, :func:`evaluate`) and the
-energy estimate (:func:`estimate`, :func:`spikf_layers`). The torch parts are imported on first use.
+energy estimate (:func:`estimate_energy`, :func:`estimate`, :func:`spikf_layers`). The torch parts are imported on
+first use.
 """
 
 from typing import Any
 
 from .data import BENCHMARKS, LTSFDataset, load_benchmark, read_csv_series, split_borders
-from .energy import LayerCost, estimate, memory_access_energy, spikf_layers
+from .energy import (
+    LayerCost,
+    dense_layers,
+    energy_table,
+    estimate,
+    estimate_energy,
+    memory_access_energy,
+    spikf_layers,
+)
 
 __all__ = ["LIF", "spike", "RevIN", "SFSBlock", "SpikFForecaster", "DLinear", "LTSFDataset", "load_benchmark",
            "read_csv_series", "split_borders", "BENCHMARKS", "fit", "evaluate", "FitResult",
-           "collect_firing_rates", "SpikFRegressor", "LayerCost", "estimate", "memory_access_energy", "spikf_layers"]
+           "collect_firing_rates", "SpikFRegressor", "LayerCost", "estimate", "estimate_energy", "energy_table",
+           "dense_layers", "memory_access_energy", "spikf_layers"]
 
 _LAZY = {"LIF": "lif", "spike": "lif", "RevIN": "model", "SFSBlock": "model", "SpikFForecaster": "model",
          "DLinear": "model", "fit": "train", "evaluate": "train", "FitResult": "train",

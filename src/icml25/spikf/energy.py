@@ -29,7 +29,8 @@ from typing import Any
 
 from icml25.core.validation import check_int, check_positive, check_real
 
-__all__ = ["LayerCost", "estimate", "memory_access_energy", "spikf_layers"]
+__all__ = ["LayerCost", "estimate", "estimate_energy", "energy_table", "dense_layers", "memory_access_energy",
+           "spikf_layers"]
 
 #: (size in bytes, energy per 32-bit access in joules) of the SRAM model (spec §2, Lemaire et al. 2022)
 SRAM_POINTS: tuple[tuple[float, float], ...] = ((8 * 1024, 10e-12), (32 * 1024, 20e-12), (1024 * 1024, 100e-12))
@@ -185,3 +186,114 @@ def spikf_layers(model: Any, stats: dict[str, Any]) -> list[LayerCost]:
     layers += [LayerCost("head1", D * N * C * Hd, D * N * C, D * Hd, stats["head_input"], T, params=N * C * Hd),
                LayerCost("head2 (analog)", D * Hd * H, D * Hd, D * H, None, T, params=Hd * H)]
     return layers
+
+
+def dense_layers(model: Any, X: Any, batch_size: int = 256) -> list[LayerCost]:
+    """The ``nn.Linear`` / ``nn.Conv1d`` / ``nn.Conv2d`` layers of any torch ``model``, counted on a forward pass over
+    the windows ``X`` (per sample): MACs from the output size times the fan-in, and the input as spike events (its
+    mean value, when every input element is a non-negative integer) or analog (None). Layers that do not run are
+    left out; operations outside these modules (moving averages, normalisation, activations) are not counted.
+    """
+    import numpy as np
+    import torch
+
+    from icml25.core.validation import check_array
+
+    X = check_array(X, "X", ndim=3).astype(np.float32)
+    batch_size = check_int(batch_size, "batch_size", low=1)
+    kinds = (torch.nn.Linear, torch.nn.Conv1d, torch.nn.Conv2d)
+    acc: dict[str, list[float]] = {}  # name -> [macs, input sum, input elements, spiking (0/1), n_in, n_out, params]
+
+    def hook(name: str, mod: Any) -> Any:
+        def run(_m: Any, inputs: Any, out: Any) -> None:
+            x = inputs[0].detach()
+            if isinstance(mod, torch.nn.Linear):
+                fan_in = mod.in_features
+            else:
+                fan_in = mod.in_channels // mod.groups * int(np.prod(mod.kernel_size))
+            a = acc.setdefault(name, [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, float(sum(p.numel() for p in mod.parameters()))])
+            a[0] += float(out.numel()) * fan_in
+            a[1] += float(x.sum())
+            a[2] += float(x.numel())
+            spiking = bool(((x >= 0) & (x == torch.round(x))).all())
+            a[3] = min(a[3], 1.0 if spiking else 0.0)
+            a[4] += float(x.numel())
+            a[5] += float(out.numel())
+        return run
+
+    handles = [m.register_forward_hook(hook(n, m)) for n, m in model.named_modules() if isinstance(m, kinds)]
+    was = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    try:
+        with torch.no_grad():
+            for s in range(0, len(X), batch_size):
+                model(torch.from_numpy(X[s:s + batch_size]).to(device))
+    finally:
+        for h in handles:
+            h.remove()
+        model.train(was)
+    n = float(len(X))
+    layers = []
+    for name, (macs, tot, elems, spiking, n_in, n_out, params) in acc.items():
+        rate = tot / elems if spiking else None
+        layers.append(LayerCost(name, macs / n, max(1, round(n_in / n)), max(1, round(n_out / n)), rate, 1,
+                                params=int(params)))
+    if not layers:
+        raise ValueError(f"model {type(model).__name__} has no nn.Linear/nn.Conv1d/nn.Conv2d layer that ran on X")
+    return layers
+
+
+def estimate_energy(model: Any, data: Any, e_mac: float = 4.6e-12, e_ac: float = 0.9e-12,
+                    batch_size: int = 256) -> tuple[float, list[dict[str, Any]]]:
+    """Energy per sample of ``model`` on the windows ``data``, with the paper's operation accounting.
+
+    A layer with spike input pays ``e_ac`` per synaptic operation (accumulate), ``SOPs = r * steps * MACs`` with
+    ``r`` the firing rate of its input measured on ``data`` (a residual sum of spikes counts as that many events);
+    a layer with analog input pays ``e_mac`` per multiply-accumulate at every step it runs (45 nm constants:
+    0.9 pJ per AC, 4.6 pJ per MAC, Horowitz 2014). A :class:`SpikFForecaster` is counted with
+    :func:`spikf_layers` (FFTs included) from :func:`icml25.spikf.train.collect_firing_rates`; any other model (a
+    non-spiking comparison model such as :class:`DLinear`) with :func:`dense_layers`.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+    data : array [n, L, D] or (X, Y)
+        Look-back windows (targets are ignored).
+    e_mac, e_ac : float
+        Joules per multiply-accumulate and per accumulate.
+
+    Returns
+    -------
+    total : float
+        Joules per sample.
+    table : list of dict
+        One row per layer: ``layer``, ``op`` ("AC" or "MAC"), ``MACs`` (dense), ``input rate``, ``operations``
+        (SOPs or MACs actually paid), ``energy (J)`` and ``share`` of the total.
+    """
+    if isinstance(data, (tuple, list)) and len(data) == 2:
+        data = data[0]
+    from .model import SpikFForecaster
+
+    if isinstance(model, SpikFForecaster):
+        from .train import collect_firing_rates
+
+        layers = spikf_layers(model, collect_firing_rates(model, data, batch_size=batch_size))
+    else:
+        layers = dense_layers(model, data, batch_size=batch_size)
+    return energy_table(layers, e_mac=e_mac, e_ac=e_ac)
+
+
+def energy_table(layers: list[LayerCost], e_mac: float = 4.6e-12, e_ac: float = 0.9e-12
+                 ) -> tuple[float, list[dict[str, Any]]]:
+    """The simple (AC/MAC) estimate of ``layers`` as ``(joules per sample, per-layer rows)``; see
+    :func:`estimate_energy`."""
+    e = estimate(layers, e_mac=e_mac, e_ac=e_ac)
+    total = float(e["e_snn"])
+    table = []
+    for layer, row in zip(layers, e["layers"]):
+        ops = row["SOPs"] if layer.input_rate is not None else layer.macs * layer.steps
+        table.append({"layer": layer.name, "op": "MAC" if layer.input_rate is None else "AC", "MACs": layer.macs,
+                      "input rate": layer.input_rate, "operations": ops, "energy (J)": row["E_SNN (J)"],
+                      "share": row["E_SNN (J)"] / total if total > 0 else 0.0})
+    return total, table

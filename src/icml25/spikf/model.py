@@ -120,7 +120,7 @@ class SFSBlock(nn.Module):
             if self.record:
                 self.last_mask = m.detach()
         elif self.record:
-            self.last_mask = torch.ones(1, B, C, D, self.n_bins)
+            self.last_mask = torch.ones(1, B, C, D, self.n_bins, device=x.device)
         y = torch.fft.irfft(spec, n=N, dim=-1).permute(0, 1, 2, 4, 3)  # [T, B, C, N, D]
         y = self.freq_bn(y.reshape(T * B, C, N, D)).reshape(T, B, C, N, D)
         x = self.freq_lif(y) + x

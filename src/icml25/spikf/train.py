@@ -46,6 +46,12 @@ def _pair(data: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
     return X, Y
 
 
+def _device(model: Any) -> Any:
+    """The device of the model's parameters (CPU for a model without parameters)."""
+    p = next(iter(model.parameters()), None)
+    return p.device if p is not None else torch.device("cpu")
+
+
 def _loss(out: Any, y: Any, kind: str) -> Any:
     target = y.unsqueeze(0) if out.dim() == 4 else y  # per-step loss against the target repeated over T
     diff = out - target
@@ -61,10 +67,11 @@ def evaluate(model: Any, data: Any, batch_size: int = 256) -> dict[str, float]:
     batch_size = check_int(batch_size, "batch_size", low=1)
     was = model.training
     model.eval()
+    device = _device(model)
     abs_sum = sq_sum = 0.0
     with torch.no_grad():
         for s in range(0, len(X), batch_size):
-            pred = model.predict(torch.from_numpy(X[s:s + batch_size])).double()
+            pred = model.predict(torch.from_numpy(X[s:s + batch_size]).to(device)).double().cpu()
             diff = pred - torch.from_numpy(Y[s:s + batch_size]).double()
             abs_sum += float(diff.abs().sum())
             sq_sum += float((diff * diff).sum())
@@ -112,13 +119,14 @@ def fit(model: Any, train: Any, val: Any, epochs: int = 10, lr: float = 5e-4, pa
     rng = np.random.default_rng(seed)
     best_state, bad = None, 0
     t0 = time.perf_counter()
-    Xt, Yt = torch.from_numpy(X), torch.from_numpy(Y)
+    device = _device(model)
+    Xt, Yt = torch.from_numpy(X).to(device), torch.from_numpy(Y).to(device)
     for epoch in progress(range(epochs), desc):
         model.train()
         order = rng.permutation(len(X))
         total = 0.0
         for s in range(0, len(X), batch_size):
-            idx = torch.from_numpy(order[s:s + batch_size])
+            idx = torch.from_numpy(order[s:s + batch_size]).to(device)
             if len(idx) < 2:  # BatchNorm needs two samples (drop_last for a trailing singleton)
                 continue
             opt.zero_grad(set_to_none=True)
@@ -162,7 +170,7 @@ def collect_firing_rates(model: Any, X: Any, batch_size: int = 256) -> dict[str,
     try:
         with torch.no_grad():
             for s in range(0, len(X), batch_size):
-                xb = torch.from_numpy(X[s:s + batch_size])
+                xb = torch.from_numpy(X[s:s + batch_size]).to(_device(model))
                 model(xb)
                 w = len(xb) / len(X)
                 for k, r in model.firing_rates().items():
