@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from icml25.core.stats import bootstrap_ci
 from icml25.core.validation import check_array, check_int, check_probability
 
 __all__ = ["paired_bootstrap_ci", "paired_t_test"]
@@ -21,6 +22,8 @@ def _pair(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
 def paired_bootstrap_ci(a: Any, b: Any, n_boot: int = 2000, level: float = 0.95,
                         seed: int = 0) -> tuple[float, float, float]:
     """Mean of ``b - a`` and its percentile bootstrap confidence interval (questions resampled in pairs).
+
+    :func:`icml25.core.stats.bootstrap_ci` of ``(b, a)``, after checking that both are 1-D and of equal length.
 
     Parameters
     ----------
@@ -41,14 +44,7 @@ def paired_bootstrap_ci(a: Any, b: Any, n_boot: int = 2000, level: float = 0.95,
     n_boot = check_int(n_boot, "n_boot", low=1)
     level = check_probability(level, "level", open_low=True, open_high=True)
     seed = check_int(seed, "seed", low=0)
-    d = y - x
-    rng = np.random.default_rng(seed)
-    means = np.empty(int(n_boot))
-    for s in range(0, int(n_boot), 256):  # chunks keep memory at 256 x n
-        idx = rng.integers(0, d.size, size=(min(256, int(n_boot) - s), d.size))
-        means[s:s + idx.shape[0]] = d[idx].mean(axis=1)
-    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return float(d.mean()), float(lo), float(hi)
+    return bootstrap_ci(y, x, n_boot=n_boot, level=level, seed=seed)  # core's sign is first - second: b - a
 
 
 def paired_t_test(a: Any, b: Any) -> float:

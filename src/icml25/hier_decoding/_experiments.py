@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from icml25.core.progress import progress
+from icml25.core.stats import bootstrap_ci
 
 from ._softmax_regression import fit_softmax_regression, fit_temperature, softmax_logits, softmax_probs
 from .decision_rules import node_cost_argmin
@@ -155,12 +156,6 @@ def expected_gain(res: dict[str, Any]) -> float:
     return float(np.mean(res["expected"]["optimal"]) - np.mean(res["expected"][best]))
 
 
-def paired_bootstrap_low(diff: np.ndarray, n_boot: int, rng: np.random.Generator) -> float:
-    """2.5% quantile of the bootstrap distribution of ``mean(diff)``."""
-    idx = rng.integers(0, len(diff), size=(n_boot, len(diff)))
-    return float(np.quantile(diff[idx].mean(axis=1), 0.025))
-
-
 # ----------------------------------------------------------------------------------------------- ImCLEF07A
 def top_label_ece(P: np.ndarray, y: np.ndarray, n_bins: int = 15) -> float:
     """Expected calibration error of the top leaf: Σ_bins (n_b/n) |accuracy_b − mean confidence_b| (equal-width bins)."""
@@ -244,7 +239,7 @@ def f1_tree(tree_name: str, n_samples: int, blurs: tuple[float, ...], seeds: lis
             r = res[b][m]
             best = best_heuristic(r, "realized", exclude_coinciding=True)
             diff = r["realized"]["optimal"] - r["realized"][best]
-            low = paired_bootstrap_low(diff, n_boot, rng)
+            low = bootstrap_ci(diff, n_boot=n_boot, seed=rng, quantiles=(0.025, 0.975))[1]  # one stream per tree
             tie = m in COINCIDING
             if b >= 3 and not tie:
                 ci_cells += 1
