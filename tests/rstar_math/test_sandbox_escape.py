@@ -1,4 +1,4 @@
-"""Escape probes against the OS-isolated sandbox (issue 33): every probe is refused or contained.
+"""Escape probes against the OS-isolated sandbox (issues 33 and 46): every probe is refused or contained.
 
 The probes run with the static filter and the Python guards switched off (unless stated), so what is tested is
 the operating-system isolation. For safety even if isolation regressed, the harness itself applies limits to
@@ -6,10 +6,13 @@ the sandbox child (CPU seconds, address space, file size) and every fork probe i
 exits at once; at most 64 processes), never a fork bomb. Containment checks: no file appears in a world-
 writable host folder or the home folder, a server on 127.0.0.1 accepts no connection, the parent's memory stays
 bounded and each call returns within its time limit. Root-only parts (the drop to ``nobody``) skip elsewhere.
+Every sandbox child started by a test carries a token unique to that test on its command line, so "no sandbox
+process is left" is checked for exactly the processes of that test, whatever else runs on the machine.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import resource
@@ -21,6 +24,7 @@ import tempfile
 import threading
 import time
 import types
+import uuid
 from pathlib import Path
 
 import pytest
@@ -48,12 +52,18 @@ def _harness_limits():  # runs in the sandbox child before its bootstrap: a seco
     resource.setrlimit(resource.RLIMIT_FSIZE, (256 << 20, 256 << 20))
 
 
+_TOKEN = {"current": ""}  # the running test's token, appended to every sandbox child's command line
+
+
 @pytest.fixture(autouse=True)
 def harness_rlimits(monkeypatch):
     real = subprocess.Popen
     shim = types.SimpleNamespace(**{k: getattr(subprocess, k) for k in dir(subprocess) if not k.startswith("__")})
-    shim.Popen = lambda *a, **k: real(*a, preexec_fn=_harness_limits, **k)
+    _TOKEN["current"] = token = f"rstar-probe-token-{uuid.uuid4().hex}"
+    shim.Popen = lambda args, *a, **k: real([*args, token], *a, preexec_fn=_harness_limits, **k)  # argv unused
     monkeypatch.setattr(sbmod, "subprocess", shim)
+    yield
+    _kill_marked(token)  # whatever a regression left running does not outlive its test
 
 
 @pytest.fixture(scope="module")
@@ -105,38 +115,33 @@ def _run(code: str, static: bool = False, **kw) -> tuple[SandboxResult, float]:
     return r, dt
 
 
-def _started_by_this_test_process(p: Path) -> bool:
-    """Whether the process ``p`` descends from this test process (other xdist workers run sandboxes too)."""
-    me, pid = os.getpid(), p.name
-    for _ in range(64):
+def _marked(token: str) -> list[int]:
+    """Pids of live processes whose command line holds ``token`` (a zombie's is empty: it runs nothing)."""
+    found, needle = [], token.encode()
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                if needle in (p / "cmdline").read_bytes():
+                    found.append(int(p.name))
+            except OSError:
+                pass
+    return found
+
+
+def _kill_marked(token: str) -> None:
+    for pid in _marked(token):
         try:
-            stat = (Path("/proc") / pid / "stat").read_text()
+            os.kill(pid, 9)
         except OSError:
-            return False
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == me:
-            return True
-        if ppid <= 1:
-            return False
-        pid = str(ppid)
-    return False
+            pass
 
 
-def _no_sandbox_process_left():
-    """No process of the sandbox's bootstrap started by this test process is alive (its command line holds the
-    bootstrap's marker; a child escaping to a new session is re-parented to init and is found by the marker alone
-    when no other pytest worker is running sandboxes)."""
-    deadline = time.monotonic() + 3
+def _no_sandbox_process_left(grace_s: float = 3.0):
+    """No sandbox process of this test is alive (found by the test's token on the command line, also when it
+    escaped to a new session and was re-parented to init), polling up to ``grace_s``."""
+    deadline = time.monotonic() + grace_s
     while True:
-        left = []
-        for p in Path("/proc").iterdir():
-            if p.name.isdigit():
-                try:
-                    if b"__SANDBOX_SETUP__" in (p / "cmdline").read_bytes() and (
-                            _started_by_this_test_process(p) or not os.environ.get("PYTEST_XDIST_WORKER")):
-                        left.append(p.name)
-                except OSError:
-                    pass
+        left = _marked(_TOKEN["current"])
         if not left or time.monotonic() > deadline:
             return not left
         time.sleep(0.1)
@@ -360,6 +365,23 @@ out["write"] = ex.run("from random import _os\\n_os.close(_os.open(%r, _os.O_CRE
 out["loop"] = ex.run("while True:\\n    pass").timed_out
 out["ok"] = ex.run("print(2 + 2)").stdout
 out["net"] = ex.run("__import__('_socket').socket().connect(('127.0.0.1', 9))").error_type
+# issue 46: without seccomp, clear the parent-death signal, leave the session and sleep past the limit
+import dataclasses, pathlib, uuid
+from icml25.rstar_math import sandbox
+tok = "rstar-nonroot-" + uuid.uuid4().hex
+src = sandbox._boot_source()
+sandbox._boot_source = lambda: src + "\\n# " + tok + "\\n"
+sandbox._SUPPORT = dataclasses.replace(sandbox_support(), seccomp=False)
+r = Raw(timeout_s=1, memory_mb=256, python_guards=False).run(
+    "import ctypes, time\\nL = ctypes.CDLL(None)\\nprint(L.prctl(1, 0, 0, 0, 0), L.setsid(), flush=True)\\n"
+    "time.sleep(4)")
+left = []
+for p in pathlib.Path("/proc").iterdir():
+    try:
+        left += [p.name] if p.name.isdigit() and tok.encode() in (p / "cmdline").read_bytes() else []
+    except OSError:
+        pass
+out["escape"] = [r.timed_out, r.stdout, left]
 print(json.dumps(out))
 """
 
@@ -419,6 +441,8 @@ def test_probes_as_a_non_root_user():
         out = json.loads(proc.stdout.strip().splitlines()[-1])
         assert out["uid"] != 0 and out["ok"] == "4" and out["loop"] is True
         assert out["fork"] == "BlockingIOError"
+        assert out["escape"][0] is True and out["escape"][2] == [], out["escape"]  # nothing outlives the limit
+        assert out["escape"][1].split()[0] == "0", out["escape"]  # the death signal was cleared
         if not out["missing"]:  # user namespaces available: the same file-system and network isolation
             assert out["write"] is not None and not mark.exists()
             assert out["net"] == "OSError"
@@ -476,3 +500,201 @@ def test_kernel_attack_surface_calls_are_refused():
                 "for rc in (l.ptrace(0, 0, 0, 0), l.syscall(425, 1, buf), l.syscall(321, 0, 0, 0),\n"
                 "           l.unshare(0x10000000)):\n    print(rc, ctypes.get_errno())")
     assert r.stdout.splitlines() == ["-1 1"] * 4, r
+
+
+# -- issue 46: the time limit is a guarantee; no host details, no forged setup failure, no exec ---------------------
+# Each probe sleeps (or blocks) for SLEEP seconds with a limit of T46: a process alive right after run() returns
+# would be one that outlived its limit. The check is immediate (no grace): run() waits for the exit itself.
+T46, SLEEP = 1.0, 4
+_PRE = "import ctypes, signal, time\nfrom random import _os\nL = ctypes.CDLL(None, use_errno=True)\n"
+_TRICKS = {
+    "prctl+setsid+sleep": "print(L.prctl(1, 0, 0, 0, 0), L.setsid(), flush=True)\ntime.sleep(SLEEP)",
+    "prctl+setpgid+sleep": "print(L.prctl(1, 0, 0, 0, 0), L.setpgid(0, 0), flush=True)\ntime.sleep(SLEEP)",
+    "ignore signals+prctl+setsid+sleep": "for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):\n"
+                                         "    signal.signal(s, signal.SIG_IGN)\n"
+                                         "print(L.prctl(1, 0, 0, 0, 0), L.setsid(), flush=True)\ntime.sleep(SLEEP)",
+    "prctl+setsid+blocked pipe read": "print(L.prctl(1, 0, 0, 0, 0), L.setsid(), flush=True)\nr, w = _os.pipe()\n"
+                                      "_os.read(r, 1)",
+}
+needs_seccomp = pytest.mark.skipif(not SUP.seccomp, reason=f"no seccomp filter on this machine: {SUP.missing}")
+
+
+def _trick(body: str) -> str:
+    return _PRE + body.replace("SLEEP", str(SLEEP))
+
+
+def _run_and_watch(code: str, ex: SubprocessExecutor) -> tuple[SandboxResult, bool]:
+    """Run ``code``; also report whether a marked process was seen during the run (the check is not vacuous)."""
+    seen, stop = [], threading.Event()
+
+    def watch():
+        while not stop.is_set() and not seen:
+            seen.extend(_marked(_TOKEN["current"]))
+            stop.wait(0.1)
+
+    th = threading.Thread(target=watch, daemon=True)
+    th.start()
+    t = time.monotonic()
+    try:
+        r = ex.run(code)
+    finally:
+        stop.set()
+        th.join(2)
+    assert time.monotonic() - t < T46 + SLACK
+    return r, bool(seen)
+
+
+def _no_seccomp(monkeypatch, **changes):
+    """This module's sandbox without its seccomp filter (and with ``changes``): the kill alone must hold."""
+    monkeypatch.setattr(sbmod, "_SUPPORT", dataclasses.replace(SUP, seccomp=False, **changes))
+    monkeypatch.setattr(sbmod, "_WARNED", True)
+
+
+@needs_ns
+@pytest.mark.parametrize("trick", list(_TRICKS))
+def test_nothing_outlives_the_time_limit_even_without_seccomp(trick, monkeypatch):
+    # seccomp off: prctl(PR_SET_PDEATHSIG, 0), setsid and setpgid succeed, so only the kill of PID 1 of the
+    # sandbox's PID namespace (held through a pidfd) stands between the code and an orphan running on
+    _no_seccomp(monkeypatch)
+    r, seen = _run_and_watch(_trick(_TRICKS[trick]), _OSOnly(timeout_s=T46, memory_mb=256, python_guards=False))
+    assert r.timed_out and r.error_type == "TimeoutError", r
+    prctl_rc, sess_rc = (int(x) for x in r.stdout.split())
+    assert prctl_rc == 0 and sess_rc >= 0, r  # the trick itself worked
+    assert seen and _marked(_TOKEN["current"]) == []
+
+
+@needs_ns
+def test_double_fork_where_forks_are_allowed_dies_with_the_namespace(monkeypatch):
+    # a bootstrap with RLIMIT_NPROC 16 and no seccomp filter: the grandchild leaves the session, clears its
+    # parent-death signal and sleeps; the PID namespace dies with its PID 1 all the same
+    _no_seccomp(monkeypatch)
+    src = sbmod._boot_source()
+    assert '("RLIMIT_NPROC", 0)' in src
+    monkeypatch.setattr(sbmod, "_boot_source", lambda: src.replace('("RLIMIT_NPROC", 0)', '("RLIMIT_NPROC", 16)'))
+    code = _trick("if _os.fork() == 0:\n    L.setsid()\n    if _os.fork() == 0:\n        L.prctl(1, 0, 0, 0, 0)\n"
+                  "        print('grandchild', flush=True)\n        time.sleep(SLEEP)\n    _os._exit(0)\n"
+                  "time.sleep(SLEEP)")
+    r, seen = _run_and_watch(code, _OSOnly(timeout_s=T46, memory_mb=256, python_guards=False))
+    assert r.timed_out and r.stdout == "grandchild", r
+    assert seen and _marked(_TOKEN["current"]) == []
+
+
+@needs_seccomp
+def test_seccomp_refuses_leaving_the_group_clearing_the_death_signal_and_exec():
+    code = _trick("a = (ctypes.c_char_p * 2)(b'/usr/bin/id', None)\n"
+                  "for rc in (L.prctl(1, 0, 0, 0, 0), L.setsid(), L.setpgid(0, 0), L.execv(b'/usr/bin/id', a)):\n"
+                  "    print(rc, ctypes.get_errno())\nprint(L.prctl(15, b'renamed', 0, 0, 0), flush=True)\n"
+                  "time.sleep(SLEEP)")
+    r, seen = _run_and_watch(code, _OSOnly(timeout_s=T46, memory_mb=256, python_guards=False))
+    assert r.stdout.splitlines() == ["-1 1"] * 4 + ["0"], r  # EPERM each; another prctl still works
+    assert r.timed_out and seen and _marked(_TOKEN["current"]) == []
+
+
+def test_the_reported_exploit_is_contained():
+    r, _ = _run_and_watch("from random import _os; _os.sys.modules['__main__']._libc.prctl(1, 0, 0, 0, 0); "
+                          f"_os.setsid(); _os.sys.modules['time'].sleep({SLEEP})",
+                          _OSOnly(timeout_s=T46, memory_mb=256, python_guards=False))
+    assert r.error_type in ("AttributeError", "TimeoutError"), r  # `__main__` no longer holds the bootstrap
+    assert _marked(_TOKEN["current"]) == []
+
+
+@needs_ns
+def test_the_kill_holds_without_pidfds(monkeypatch):
+    # Python or kernel without pidfd_open: the pid is checked to be the direct child's child and killed first
+    _no_seccomp(monkeypatch)
+    monkeypatch.delattr(sbmod.os, "pidfd_open")
+    r, seen = _run_and_watch(_trick(_TRICKS["prctl+setsid+sleep"]),
+                             _OSOnly(timeout_s=T46, memory_mb=256, python_guards=False))
+    assert r.timed_out and r.stdout == "0 1", r
+    assert seen and _no_sandbox_process_left(grace_s=1.0)
+
+
+def test_the_kill_holds_without_namespaces(monkeypatch):
+    # fallback (no namespaces): the code runs in the direct child, killed by pid; forks are refused by rlimit.
+    # Few allowed imports: as root the bootstrap imports them before dropping to nobody, within the time limit
+    _no_seccomp(monkeypatch, namespaces=None, missing=("namespaces (refused in this test)",))
+    r, seen = _run_and_watch(_trick(_TRICKS["prctl+setsid+sleep"]),
+                             _OSOnly(timeout_s=T46, memory_mb=256, python_guards=False,
+                                     allowed_imports=("ctypes", "signal", "time", "random")))
+    assert r.timed_out and r.stdout.split()[0] == "0", r  # setsid: -1, the child already leads its session
+    assert seen and _marked(_TOKEN["current"]) == []
+
+
+_KILLED_EXECUTOR = """
+import os, sys
+from icml25.rstar_math import sandbox
+sandbox.sandbox_support()  # the support probe runs unmarked
+src = sandbox._boot_source()
+sandbox._boot_source = lambda: src + "\\n# " + os.environ["RSTAR_PROBE_TOKEN"] + "\\n"
+class Raw(sandbox.SubprocessExecutor):
+    def static_check(self, code):
+        return None
+Raw(timeout_s=30, memory_mb=256, python_guards=False).run(sys.argv[1])
+"""
+
+
+@needs_seccomp
+def test_killing_the_executor_kills_the_sandbox(tmp_path):
+    """The executor's own process dies (SIGKILL, no chance to kill anything): the sandbox dies with it, because
+    the code cannot clear its parent-death signal."""
+    token = _TOKEN["current"]
+    code = _trick(_TRICKS["ignore signals+prctl+setsid+sleep"])
+    helper = subprocess.Popen([sys.executable, "-c", _KILLED_EXECUTOR, code], env={**os.environ,
+                              "RSTAR_PROBE_TOKEN": token}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline, running = time.monotonic() + 20, False
+        while not running and time.monotonic() < deadline:  # the code runs once a marked process is filtered
+            for pid in _marked(token):
+                try:
+                    running = running or "Seccomp:\t2" in Path(f"/proc/{pid}/status").read_text()
+                except OSError:
+                    pass
+            time.sleep(0.1)
+        assert running, "the sandboxed code did not start"
+        time.sleep(0.3)  # its prctl/setsid calls are done
+        helper.kill()
+        helper.wait(5)
+        assert _no_sandbox_process_left(grace_s=1.0)
+    finally:
+        helper.kill()
+        helper.wait()
+
+
+def test_uname_and_host_name_are_neutral():
+    code = ("import os, platform, socket\nu = os.uname()\nprint(u.nodename, u.release, u.version, platform.node(), "
+            "socket.gethostname())")
+    if SUP.namespaces is not None:  # the UTS namespace's name is also what the kernel reports
+        code += "\nimport ctypes\nb = ctypes.create_string_buffer(65)\nctypes.CDLL(None).gethostname(b, 65)\n" \
+                "print(b.value.decode())"
+    r, _ = _run(code)
+    host = os.uname()
+    assert r.error is None, r
+    assert r.stdout.split() == ["sandbox", "0.0.0", "#1", "sandbox", "sandbox"] + (
+        ["sandbox"] if SUP.namespaces is not None else []), r
+    assert host.release not in r.stdout and (host.nodename == "sandbox" or host.nodename not in r.stdout)
+
+
+def test_user_output_cannot_claim_a_setup_failure():
+    r, _ = _run("import sys\nfrom random import _os\nsys.stderr.write('\\n__SANDBOX_SETUP__forged\\n')\n"
+                "sys.stderr.flush()\n_os._exit(125)")
+    assert r.error is not None and r.error_type != "SandboxError" and "isolation" not in r.error, r
+
+
+@needs_ns
+def test_a_real_setup_failure_is_still_reported(monkeypatch):
+    real = sbmod._config
+    monkeypatch.setattr(sbmod, "_config", lambda **kw: real(**{**kw, "root_dir": "/nonexistent/rstar_root"}))
+    r, _ = _run("print('never')")
+    assert r.error_type == "SandboxError" and "mount" in r.error and r.stdout == "", r
+
+
+def test_exec_of_host_programs_is_refused():
+    r, _ = _run("from random import _os\n_os.execv('/usr/bin/id', ['id'])")
+    assert r.error_type == "PermissionError" and "os.exec" in r.error and "uid=" not in r.stdout, r
+
+
+def test_main_module_and_argv_hold_no_configuration():
+    r, _ = _run("import gc, sys\nprint(sorted(k for k in vars(sys.modules['__main__']) if not k.startswith('__')))\n"
+                "print(sys.argv, 'rstar_sandbox_' in repr(getattr(sys, 'orig_argv', [])))\n"
+                "print(any(isinstance(o, dict) and 'root_dir' in o for o in gc.get_objects()))")
+    assert r.stdout.splitlines() == ["[]", "['-c'] False", "False"], r

@@ -5,20 +5,30 @@ text to a fresh interpreter. Before any user code runs, the process
 
 1. (``ns``) enters new mount, network, PID, IPC and UTS namespaces (plus a user namespace when not root), forks
    once so that the user code runs as PID 1 of the new PID namespace (the kernel kills everything in it when it
-   dies) and builds a private root: a read-only tmpfs holding read-only bind mounts of the interpreter's
-   directories and ``/usr``, the device files ``null zero random urandom``, and a size-limited writable tmpfs
-   ``/sandbox`` (the working directory); then ``chroot`` into it. Nothing else of the host file system exists
-   there, and the network namespace has only a downed loopback device;
+   dies), names the UTS namespace ``sandbox`` and builds a private root: a read-only tmpfs holding read-only bind
+   mounts of the interpreter's directories and ``/usr``, the device files ``null zero random urandom``, and a
+   size-limited writable tmpfs ``/sandbox`` (the working directory); then ``chroot`` into it. Nothing else of
+   the host file system exists there, and the network namespace has only a downed loopback device;
 2. closes inherited file descriptors, sets ``RLIMIT_AS``, ``RLIMIT_CPU``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``,
    ``RLIMIT_NPROC`` = 0 (no fork) and ``RLIMIT_CORE`` = 0;
 3. (``drop``) drops to ``uid``/``gid`` (``nobody``) with no supplementary groups when started as root, or (user
    namespace) drops every capability; sets ``no_new_privs``, not-dumpable and a parent-death ``SIGKILL``;
 4. installs a seccomp filter that refuses process creation (threads stay possible where ``RLIMIT_NPROC`` allows
-   them) and, on x86_64, system calls a step program never needs (``ptrace``, mounts, namespaces, ``bpf``, ...).
+   them), ``execve``/``execveat``, ``setsid``/``setpgid`` and clearing the parent-death signal
+   (``prctl(PR_SET_PDEATHSIG)``) and, on x86_64, system calls a step program never needs (``ptrace``, mounts,
+   namespaces, ``bpf``, ...);
+5. installs an audit hook refusing ``os.exec*``/``os.posix_spawn`` (a clear message; ctypes bypasses it, the
+   seccomp filter does not), makes ``os.uname`` report neutral values, replaces ``sys.modules['__main__']`` by
+   an empty module and clears ``sys.argv``/``sys.orig_argv`` (which held the configuration with host paths).
 
-A failing mechanism that was asked for is fatal (exit status 125 with a ``__SANDBOX_SETUP__`` line on stderr),
-never silently skipped. With ``probe`` set, it reports what worked as one JSON line and exits instead of
-running code.
+Control channel: the parent passes the write end of a pipe (``cfg['ctl']``). The process that will run the
+user code first reports its pid *in the parent's PID namespace* there (``pid N``; with namespaces the outer
+process reports its child, the namespace's PID 1) and only then reads the code from stdin, which the parent
+writes after it has opened a pidfd on that pid: so the parent can always kill the namespace's PID 1 at the time
+limit, whatever the code does to its session, process group or parent-death signal. A failing mechanism that was
+asked for is fatal (exit status 125 with a ``setup <reason>`` line on the control channel), never silently
+skipped; the channel is closed before the user code runs, so user output cannot claim a setup failure. With
+``probe`` set, it reports what worked as one JSON line and exits instead of running code.
 """
 
 import ctypes
@@ -37,9 +47,25 @@ PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 
 SETUP_MARKER, ERROR_MARKER = "__SANDBOX_SETUP__", "__SANDBOX_ERROR__"
 
 _libc = ctypes.CDLL(None, use_errno=True)
+_CTL = [-1]  # the control channel's fd (-1: none, then setup failures go to stderr)
+_REFUSED_EVENTS = frozenset(("os.exec", "os.posix_spawn", "os.spawn"))
+
+
+def _ctl_write(line):
+    if _CTL[0] < 0:
+        return False
+    data = (line.replace("\n", " ") + "\n").encode("utf-8", "replace")
+    while data:
+        data = data[os.write(_CTL[0], data):]
+    return True
 
 
 def _fail(msg):
+    try:
+        if _ctl_write("setup " + msg[:2000]):
+            os._exit(125)
+    except OSError:
+        pass
     sys.stderr.write("\n" + SETUP_MARKER + msg + "\n")
     sys.stderr.flush()
     os._exit(125)
@@ -74,7 +100,13 @@ def _enter_namespaces(userns):
 
 
 def _wait_and_forward(pid):
-    """The outer process: wait for the namespace's PID 1 and exit the same way it did."""
+    """The outer process: report the namespace's PID 1 to the parent, wait for it and exit the same way it did."""
+    try:
+        _ctl_write(f"pid {pid}")
+    except OSError:  # the parent is gone: it would never release the code
+        os.kill(pid, signal.SIGKILL)
+    if _CTL[0] >= 0:
+        os.close(_CTL[0])
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda s, _f: os.kill(pid, signal.SIGKILL))
     while True:
@@ -98,6 +130,8 @@ def _bind_ro(src, target):
 
 def _build_root(cfg):
     """Private root in ``cfg['root_dir']``; returns after ``chroot`` with cwd ``/sandbox``."""
+    name = b"sandbox"
+    _check(_libc.sethostname(name, len(name)), "sethostname")  # the new UTS namespace's name, not the host's
     root = cfg["root_dir"]
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,nr_inodes=4096,mode=0755")
@@ -157,6 +191,10 @@ class _SockFprog(ctypes.Structure):
 
 # machine -> (AUDIT_ARCH, fork, vfork, clone, clone3); 0xFFFFFFFF = no such system call
 _SYSCALLS = {"x86_64": (0xC000003E, 57, 58, 56, 435), "aarch64": (0xC00000B7, 0xFFFFFFFF, 0xFFFFFFFF, 220, 435)}
+# machine -> (prctl, (execve, execveat, setsid, setpgid)): refused with EPERM on every supported machine, prctl only
+# for PR_SET_PDEATHSIG (the code cannot outlive its parent, leave the process group or run another program).
+# Numbers: x86_64 asm/unistd_64.h, aarch64 asm-generic/unistd.h.
+_CONTAIN = {"x86_64": (157, (59, 322, 112, 109)), "aarch64": (167, (221, 281, 157, 154))}
 # x86_64 only (numbers checked on this architecture): calls no step program needs that widen the kernel's attack
 # surface or the sandbox's reach -> EPERM. ptrace, mount, umount2, pivot_root, chroot, unshare, setns, keyctl,
 # add_key, request_key, bpf, userfaultfd, perf_event_open, io_uring_setup, open_tree, move_mount, fsopen,
@@ -187,19 +225,22 @@ def _assemble(prog):
 
 def _install_no_fork_filter():
     """seccomp filter: fork/vfork/clone without CLONE_THREAD fail with EAGAIN, clone3 with ENOSYS (so threads
-    fall back to clone); the ``_DENIED`` calls fail with EPERM; another ABI (x32, i386 on x86_64) kills the
-    process. Returns False on machines without a table here."""
+    fall back to clone); the ``_CONTAIN`` calls, ``prctl(PR_SET_PDEATHSIG)`` and the ``_DENIED`` calls fail with
+    EPERM; another ABI (x32, i386 on x86_64) kills the process. Returns False on machines without a table here."""
     machine = os.uname().machine
     if machine not in _SYSCALLS:
         return False
     arch, fork, vfork, clone, clone3 = _SYSCALLS[machine]
+    prctl, contain = _CONTAIN[machine]
     ld, jeq, jset, ret, allow = 0x20, 0x15, 0x45, 0x06, 0x7FFF0000
     eagain, enosys, eperm, kill = 0x00050000 | 11, 0x00050000 | 38, 0x00050000 | 1, 0x80000000
     prog = [(ld, 0, 0, 4), (jeq, "nr", 0, arch), (ret, 0, 0, kill), ("label", "nr"), (ld, 0, 0, 0),
             (jset, "kill", 0, 0x40000000)]  # x32 system-call numbers
-    prog += [(jeq, "eperm", 0, n) for n in _DENIED.get(machine, ())]
+    prog += [(jeq, "prctl", 0, prctl)]
+    prog += [(jeq, "eperm", 0, n) for n in contain + _DENIED.get(machine, ())]
     prog += [(jeq, "eagain", 0, fork), (jeq, "eagain", 0, vfork), (jeq, "enosys", 0, clone3),
              (jeq, 0, "allow", clone), (ld, 0, 0, 16), (jset, "allow", "eagain", 0x00010000),  # CLONE_THREAD
+             ("label", "prctl"), (ld, 0, 0, 16), (jeq, "eperm", "allow", PR_SET_PDEATHSIG),  # low word of arg 0
              ("label", "allow"), (ret, 0, 0, allow), ("label", "enosys"), (ret, 0, 0, enosys),
              ("label", "eagain"), (ret, 0, 0, eagain), ("label", "eperm"), (ret, 0, 0, eperm),
              ("label", "kill"), (ret, 0, 0, kill)]
@@ -210,7 +251,12 @@ def _install_no_fork_filter():
 
 
 def _set_limits(cfg):
-    os.closerange(3, 1 << 16)
+    keep = _CTL[0]
+    if keep >= 3:
+        os.closerange(3, keep)
+        os.closerange(keep + 1, 1 << 16)
+    else:
+        os.closerange(3, 1 << 16)
     for name, value in (("RLIMIT_AS", cfg["mem"]), ("RLIMIT_FSIZE", cfg["fsize"]),
                         ("RLIMIT_NOFILE", cfg["nofile"]), ("RLIMIT_NPROC", 0), ("RLIMIT_CORE", 0)):
         resource.setrlimit(getattr(resource, name), (value, value))
@@ -232,12 +278,41 @@ def _drop_privileges(cfg):
         _drop_all_capabilities()
 
 
-def _run_user_code(code, cfg):
+def _refuse_exec(event, _args):
+    if event in _REFUSED_EVENTS:
+        raise PermissionError(f"running another program ({event}) is not allowed in the sandbox")
+
+
+def _neutral_uname(real_uname, nodename):
+    machine = real_uname().machine
+
+    def uname():
+        return os.uname_result(("Linux", nodename, "0.0.0", "#1", machine))
+
+    return uname
+
+
+def _hide_host(ns):
+    """After setup: a clear refusal of exec, neutral ``uname``, nothing of the configuration left in reach."""
+    import posix
+
+    sys.addaudithook(_refuse_exec)  # a message only: ctypes calls execve directly, which seccomp refuses
+    uname = _neutral_uname(os.uname, "sandbox")  # the kernel release cannot be virtualised; Python shows none
+    os.uname = posix.uname = uname
+    if not ns and "_socket" in sys.modules:  # no UTS namespace: the host name would show through gethostname
+        sys.modules["_socket"].gethostname = lambda: "sandbox"
+    sys.argv[:] = ["-c"]
+    if hasattr(sys, "orig_argv"):
+        sys.orig_argv = [sys.orig_argv[0], "-I", "-c", "<sandbox bootstrap>"]
+    sys.modules["__main__"] = type(sys)("__main__")
+
+
+def _run_user_code(code, guards, allowed):
     import builtins
 
     ns = {"__name__": "__sandbox__", "__builtins__": builtins}
-    if cfg["guards"]:  # convenience messages only: the boundary is the OS isolation above
-        allowed, root = set(cfg["allowed"]), os.path.realpath(os.getcwd())
+    if guards:  # convenience messages only: the boundary is the OS isolation above
+        allowed, root = set(allowed), os.path.realpath(os.getcwd())
         real_open, real_import = builtins.open, builtins.__import__
 
         def _open(file, mode="r", *a, **k):
@@ -267,9 +342,15 @@ def _run_user_code(code, cfg):
     os._exit(0)
 
 
+def _read_code(probe):
+    """The code, from stdin: the parent writes it only once it holds a pidfd on this process."""
+    return "" if probe else sys.stdin.read()
+
+
 def main():
+    """Set up the isolation; returns ``(code, guards, allowed)`` for the user code (the configuration is dropped)."""
     cfg = json.loads(sys.argv[1])
-    code = "" if cfg["probe"] else sys.stdin.read()
+    _CTL[0] = int(cfg.get("ctl", -1))
     report = {}
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file, also from the outer waiting process
     try:
@@ -280,8 +361,18 @@ def main():
             pid = os.fork()
             if pid:
                 _wait_and_forward(pid)
+            _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))  # a fork clears it: the outer process dying kills this
+            code = _read_code(cfg["probe"])
             _build_root(cfg)
             report["namespaces"] = True
+        else:
+            _ctl_write(f"pid {os.getpid()}")
+            code = _read_code(cfg["probe"])
+        if not cfg["ns"]:  # patched by _hide_host; the dropped uid may be unable to import it later
+            try:
+                import _socket  # noqa: F401
+            except ImportError:
+                pass
         if not cfg["ns"] and cfg["drop"] and cfg["preimport"]:
             for mod in cfg["allowed"]:  # the interpreter is unreadable by the unprivileged uid: import now
                 try:
@@ -308,7 +399,14 @@ def main():
         sys.stdout.write(json.dumps(report) + "\n")
         sys.stdout.flush()
         os._exit(0)
-    _run_user_code(code, cfg)
+    try:
+        _hide_host(cfg["ns"])
+    except Exception as e:  # noqa: BLE001 - a setup failure like any other
+        _fail(f"{type(e).__name__}: {e}")
+    if _CTL[0] >= 0:  # setup succeeded; from here on nothing the code writes can claim otherwise
+        os.close(_CTL[0])
+        _CTL[0] = -1
+    return code, cfg["guards"], cfg["allowed"]
 
 
-main()
+_run_user_code(*main())

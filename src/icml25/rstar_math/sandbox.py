@@ -4,11 +4,17 @@ Every execution runs in a fresh ``python -I`` child (bootstrap: ``_sandbox_boot.
 runs, enters new mount/network/PID/IPC/UTS namespaces and ``chroot``s into a private read-only root whose only
 writable place is a size-limited tmpfs working directory (Linux, where the kernel allows it: as root, or as a
 user with unprivileged user namespaces), sets resource limits (address space, CPU seconds, file size, open
-files, no processes = no fork, backed by a seccomp filter refusing ``fork``/``clone`` of processes), and drops
-to ``nobody`` with no supplementary groups when started as root (``no_new_privs``, not dumpable, killed when its
-parent dies). The parent reads the output through a bounded reader (the child is killed
-past ``max_output_bytes``), kills the child's process group on timeout (and the PID namespace dies with its
-first process) and returns a :class:`SandboxResult`. A mechanism that is unavailable is named once in a
+files, no processes = no fork, backed by a seccomp filter refusing ``fork``/``clone`` of processes, ``execve``,
+``setsid``/``setpgid`` and clearing the parent-death signal), and drops to ``nobody`` with no supplementary groups
+when started as root (``no_new_privs``, not dumpable, killed when its parent dies). The parent reads the output
+through a bounded reader (the child is killed past ``max_output_bytes``) and returns a :class:`SandboxResult`.
+
+The time limit is a guarantee: the child reports, over a separate control pipe, the pid of the process that
+will run the code (with namespaces: PID 1 of the new PID namespace); the parent opens a pidfd on it and only
+then sends the code. At ``timeout_s`` it ``SIGKILL``s that pidfd (the kernel then kills every process of the PID
+namespace, whatever it did to its session, process group, parent-death signal or signal dispositions), then the
+child's process group, and waits until the pidfd reports the exit. The same pipe carries setup failures, so
+nothing the code prints can claim one. A mechanism that is unavailable is named once in a
 :class:`SandboxWarning`; ``strict=True`` raises :class:`SandboxUnavailableError` instead of running code with
 less isolation. The static AST filter is only a fast first rejection of obviously bad code, never the boundary;
 see the rstar_math README ("Security") for what is enforced where.
@@ -20,6 +26,7 @@ import ast
 import functools
 import json
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -46,7 +53,7 @@ DEFAULT_ALLOWED_IMPORTS = ("math", "cmath", "fractions", "decimal", "itertools",
 _FORBIDDEN_NAMES = ("__import__", "eval", "exec", "compile", "globals", "locals", "vars", "breakpoint", "input",
                     "__builtins__", "__loader__", "__spec__", "getattr", "setattr", "delattr")
 _BOOT = Path(__file__).with_name("_sandbox_boot.py")
-_SETUP_MARKER, _ERROR_MARKER = "__SANDBOX_SETUP__", "__SANDBOX_ERROR__"
+_ERROR_MARKER = "__SANDBOX_ERROR__"
 NOBODY_UID = NOBODY_GID = 65534
 
 
@@ -165,32 +172,46 @@ def _interpreter_reachable() -> bool:
 
 
 def _config(*, root_dir: str, ns: bool, userns: bool, drop: bool, probe: bool, mem: int, cpu: int, fsize: int,
-            work_bytes: int, guards: bool, allowed: Sequence[str], seccomp: bool) -> str:
+            work_bytes: int, guards: bool, allowed: Sequence[str], seccomp: bool, ctl: int = -1) -> str:
     dirs, links = _ro_paths()
     return json.dumps({"root_dir": root_dir, "ns": ns, "userns": userns, "drop": drop, "probe": probe,
                        "mem": mem, "cpu": cpu, "fsize": fsize, "nofile": 64, "work_bytes": work_bytes,
                        "uid": NOBODY_UID, "gid": NOBODY_GID, "guards": guards, "seccomp": seccomp,
-                       "allowed": list(allowed),
+                       "allowed": list(allowed), "ctl": ctl,
                        "ro_paths": dirs, "symlinks": links, "ro_files": ["/etc/ld.so.cache"],
                        "preimport": not _interpreter_reachable()})
+
+
+def _setup_failure(ctl: bytes) -> str | None:
+    """The bootstrap's ``setup <reason>`` report on the control pipe, or None."""
+    for line in ctl.decode("utf-8", "replace").splitlines():
+        if line.startswith("setup "):
+            return line[6:].strip()
+    return None
 
 
 def _probe(ns: bool, userns: bool) -> tuple[dict | None, str]:
     """Start one bootstrap child in probe mode: (its JSON report or None when the setup failed, the reason)."""
     root = os.geteuid() == 0
     with tempfile.TemporaryDirectory(prefix="rstar_sandbox_probe_") as tmp:
+        r, w = os.pipe()
         cfg = _config(root_dir=tmp, ns=ns, userns=userns, drop=root and not userns, probe=True,
                       mem=1 << 30, cpu=5, fsize=1 << 20, work_bytes=1 << 20, guards=False, allowed=(),
-                      seccomp=False)
+                      seccomp=False, ctl=w)
         try:
-            out = subprocess.run([sys.executable, "-I", "-c", _boot_source(), cfg], capture_output=True,
-                                 text=True, timeout=30, env={"PATH": "/usr/bin:/bin"}, cwd=tmp,
-                                 start_new_session=True)
+            with os.fdopen(r, "rb") as ctl_reader:
+                try:
+                    out = subprocess.run([sys.executable, "-I", "-c", _boot_source(), cfg], capture_output=True,
+                                         text=True, timeout=30, env={"PATH": "/usr/bin:/bin"}, cwd=tmp,
+                                         start_new_session=True, pass_fds=(w,))
+                finally:
+                    os.close(w)
+                ctl = ctl_reader.read(1 << 16)  # the child has exited: its end is closed
         except (OSError, subprocess.TimeoutExpired) as e:
             return None, f"{type(e).__name__}: {e}"
     if out.returncode != 0:
-        why = out.stderr.rsplit(_SETUP_MARKER, 1)[-1].strip().splitlines()
-        return None, (why[-1] if why else f"exit status {out.returncode}")[:300]
+        why = _setup_failure(ctl) or (out.stderr.strip().splitlines() or [""])[-1]
+        return None, (why or f"exit status {out.returncode}")[:300]
     try:
         return json.loads(out.stdout.strip().splitlines()[-1]), ""
     except (ValueError, IndexError):
@@ -248,8 +269,9 @@ class SubprocessExecutor:
     Parameters
     ----------
     timeout_s : float
-        Wall-clock limit per run, from launch; the child's process group (and PID namespace) is killed when it
-        expires (official: 60 s). The CPU-time limit is ``ceil(timeout_s) + 1`` s.
+        Wall-clock limit per run, from launch; when it expires the process running the code (PID 1 of its PID
+        namespace, held through a pidfd) and the child's process group are killed, and nothing the code started
+        outlives the call (official: 60 s). The CPU-time limit is ``ceil(timeout_s) + 1`` s.
     memory_mb : int
         Address-space limit (``RLIMIT_AS``) of the child.
     allowed_imports : sequence of str
@@ -333,33 +355,49 @@ class SubprocessExecutor:
         with tempfile.TemporaryDirectory(prefix="rstar_sandbox_") as tmp:
             if root and sup.namespaces is None:
                 os.chown(tmp, NOBODY_UID, NOBODY_GID)  # fallback: the dropped uid works in the host folder
-            cfg = _config(root_dir=tmp, ns=sup.namespaces is not None, userns=sup.namespaces == "user",
-                          drop=root and sup.namespaces != "user", probe=False,
-                          mem=self.memory_mb << 20, cpu=int(self.timeout_s) + 2, fsize=self.file_size_mb << 20,
-                          work_bytes=self.file_size_mb << 20, guards=self.python_guards,
-                          allowed=self.allowed_imports, seccomp=sup.seccomp)
             try:
-                return self._launch(cfg, code, tmp)
+                return self._launch(sup, code, tmp)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
 
-    def _launch(self, cfg: str, code: str, cwd: str) -> SandboxResult:
+    def _launch(self, sup: SandboxSupport, code: str, cwd: str) -> SandboxResult:
         t0 = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-I", "-c", _boot_source(), cfg], cwd=cwd,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env={"PATH": "/usr/bin:/bin", "HOME": "/sandbox", "TMPDIR": "/sandbox",
-                                     "LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
-                                start_new_session=True)
-        deadline = t0 + self.timeout_s
-        out, err, over, timed_out = self._pump(proc, code.encode(), deadline)
-        if not (over or timed_out):  # the pipes closed; the child may still run (it closed them itself)
-            try:
-                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                timed_out = True
-        if over or timed_out:
-            _kill_tree(proc)
-        proc.wait()
+        ctl_r, ctl_w = os.pipe()  # control channel: the child's pid, setup failures (never user output)
+        try:
+            cfg = _config(root_dir=cwd, ns=sup.namespaces is not None, userns=sup.namespaces == "user",
+                          drop=sup.root and sup.namespaces != "user", probe=False,
+                          mem=self.memory_mb << 20, cpu=int(self.timeout_s) + 2, fsize=self.file_size_mb << 20,
+                          work_bytes=self.file_size_mb << 20, guards=self.python_guards,
+                          allowed=self.allowed_imports, seccomp=sup.seccomp, ctl=ctl_w)
+            proc = subprocess.Popen([sys.executable, "-I", "-c", _boot_source(), cfg], cwd=cwd,
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    env={"PATH": "/usr/bin:/bin", "HOME": "/sandbox", "TMPDIR": "/sandbox",
+                                         "LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+                                    start_new_session=True, pass_fds=(ctl_w,))
+        except BaseException:
+            os.close(ctl_r)
+            raise
+        finally:
+            os.close(ctl_w)  # only the child holds the write end now: EOF once its setup is over
+        target = _Target(proc)
+        try:
+            deadline = t0 + self.timeout_s
+            out, err, ctl, over, timed_out = self._pump(proc, code.encode(), deadline, ctl_r, target)
+            if not (over or timed_out):  # the pipes closed; the child may still run (it closed them itself)
+                try:
+                    proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+            if over or timed_out:
+                target.kill()
+            proc.wait()
+        except BaseException:
+            target.kill()
+            proc.wait()
+            raise
+        finally:
+            target.close()
+            os.close(ctl_r)
         stdout = out.decode("utf-8", "replace")
         truncated = over or len(stdout) > self.max_output_chars
         stdout = stdout[: self.max_output_chars].rstrip()
@@ -373,9 +411,9 @@ class SubprocessExecutor:
                                        "the process was killed")
         if proc.returncode == 0:
             return SandboxResult(stdout=stdout, output_truncated=truncated)
-        if _SETUP_MARKER in errtext:
-            msg = errtext.rsplit(_SETUP_MARKER, 1)[1].strip()
-            return SandboxResult(stdout=stdout, error=f"SandboxError: isolation could not be set up ({msg})",
+        setup = _setup_failure(ctl)  # only the bootstrap writes there, and closes it before the code runs
+        if setup is not None:
+            return SandboxResult(stdout=stdout, error=f"SandboxError: isolation could not be set up ({setup})",
                                  error_type="SandboxError", output_truncated=truncated)
         if _ERROR_MARKER in errtext:
             msg = errtext.rsplit(_ERROR_MARKER, 1)[1].strip()
@@ -390,23 +428,31 @@ class SubprocessExecutor:
         return SandboxResult(stdout=stdout, error=msg, error_type=msg.split(":", 1)[0].strip() or "RuntimeError",
                              output_truncated=truncated)
 
-    def _pump(self, proc: subprocess.Popen, data: bytes, deadline: float) -> tuple[bytes, bytes, bool, bool]:
-        """Feed stdin and read stdout/stderr in chunks until EOF, the byte cap or the deadline.
+    def _pump(self, proc: subprocess.Popen, data: bytes, deadline: float, ctl_r: int,
+              target: _Target) -> tuple[bytes, bytes, bytes, bool, bool]:
+        """Read the control pipe, feed stdin once the child's pid is held, read stdout/stderr in chunks until EOF,
+        the byte cap or the deadline.
 
-        Returns ``(stdout, stderr_tail, over_limit, timed_out)``; memory held is bounded by the caps.
+        Returns ``(stdout, stderr_tail, control, over_limit, timed_out)``; memory held is bounded by the caps.
         """
-        out, err = bytearray(), bytearray()
-        err_cap = 64 * 1024
+        out, err, ctl = bytearray(), bytearray(), bytearray()
+        err_cap, ctl_cap = 64 * 1024, 16 * 1024
         sel = selectors.DefaultSelector()
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         os.set_blocking(proc.stdin.fileno(), False)
         sel.register(proc.stdout, selectors.EVENT_READ)
         sel.register(proc.stderr, selectors.EVENT_READ)
-        if data:
-            sel.register(proc.stdin, selectors.EVENT_WRITE)
-        else:
-            proc.stdin.close()
-        view, over, timed_out = memoryview(data), False, False
+        sel.register(ctl_r, selectors.EVENT_READ)
+        view, over, timed_out, released = memoryview(data), False, False, False
+
+        def release() -> None:  # the code goes out only once the process running it can be killed for sure
+            nonlocal released
+            released = True
+            if data:
+                sel.register(proc.stdin, selectors.EVENT_WRITE)
+            else:
+                proc.stdin.close()
+
         try:
             while sel.get_map():
                 left = deadline - time.monotonic()
@@ -415,6 +461,19 @@ class SubprocessExecutor:
                     break
                 for key, _ in sel.select(timeout=min(left, 0.5)):
                     f = key.fileobj
+                    if f is ctl_r:
+                        chunk = os.read(ctl_r, 4096)
+                        if not chunk:
+                            sel.unregister(ctl_r)
+                            if not released:  # setup failed before the pid: no code for this child
+                                released = True
+                                proc.stdin.close()
+                            continue
+                        if len(ctl) < ctl_cap:
+                            ctl += chunk[: ctl_cap - len(ctl)]
+                        if not released and target.take(ctl):
+                            release()
+                        continue
                     if f is proc.stdin:
                         try:
                             view = view[os.write(proc.stdin.fileno(), view[:65536]):]
@@ -448,7 +507,7 @@ class SubprocessExecutor:
                     f.close()
                 except OSError:
                     pass
-        return bytes(out), bytes(err), over, timed_out
+        return bytes(out), bytes(err), bytes(ctl), over, timed_out
 
     def run_many(self, codes: Sequence[str]) -> list[SandboxResult]:
         """Run several codes through a pool of ``workers`` concurrent sandboxed children; input order kept.
@@ -463,13 +522,92 @@ class SubprocessExecutor:
             return list(pool.map(self.run, codes))
 
 
-def _kill_tree(proc: subprocess.Popen) -> None:
-    """SIGKILL the child's process group; the PID namespace (when used) dies with its first process."""
+def _ppid(pid: int) -> int | None:
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _Target:
+    """The process that runs the code (with namespaces: PID 1 of the PID namespace), held so that it can be killed.
+
+    The bootstrap reports its pid on the control pipe before it reads the code, and the code is sent only after
+    :meth:`take` has succeeded, so the process cannot have exited (nor its pid been reused) in between. A pid
+    other than the direct child's is held through a pidfd (Linux >= 5.3), after checking that it is the direct
+    child's child; where pidfds are missing, its pid is kept and killed while the direct child (its parent,
+    which alone could reap it) is still alive.
+    """
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc, self.pid, self.pidfd = proc, None, None
+
+    def take(self, ctl: bytes | bytearray) -> bool:
+        """Parse ``pid N`` from the control bytes; True once the target is held (or known to be the child)."""
+        for line in bytes(ctl).decode("ascii", "replace").split("\n")[:-1]:  # complete lines only
+            if line.startswith("pid ") and line[4:].isdigit():
+                pid = int(line[4:])
+                break
+        else:
+            return False
+        if pid == self.proc.pid:
+            self.pid = pid
+            return True
+        if hasattr(os, "pidfd_open"):
+            try:
+                fd = os.pidfd_open(pid)
+            except OSError:
+                fd = None
+            if fd is not None and _ppid(pid) == self.proc.pid:  # checked after opening: the pidfd is that child
+                self.pid, self.pidfd = pid, fd
+                return True
+            if fd is not None:
+                os.close(fd)
+            if fd is not None or not _pidfd_unsupported():
+                return False  # not our child (it died during setup): no code for it
+        if _ppid(pid) == self.proc.pid:
+            self.pid = pid
+            return True
+        return False
+
+    def kill(self) -> None:
+        """SIGKILL the code's process (and with it its PID namespace), then the child's group; wait for the exit."""
+        if self.pidfd is not None:
+            try:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        elif self.pid is not None and self.pid != self.proc.pid and self.proc.poll() is None \
+                and _ppid(self.pid) == self.proc.pid:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.kill()
+        except ProcessLookupError:
+            pass
+        if self.pidfd is not None:  # readable once the process (the namespace's last one) has exited
+            poller = select.poll()
+            poller.register(self.pidfd, select.POLLIN)
+            poller.poll(5000)
+
+    def close(self) -> None:
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+
+
+@functools.lru_cache(maxsize=1)
+def _pidfd_unsupported() -> bool:
+    """pidfd_open exists in Python but the kernel lacks it (ENOSYS)."""
     try:
-        proc.kill()
-    except ProcessLookupError:
-        pass
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:
+        return True
+    return False
