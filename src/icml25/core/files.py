@@ -116,7 +116,7 @@ def read_csv(path: str | Path, what: str, delimiter: str = ",", required: tuple[
     start = 1
     try:
         for row in reader:
-            if any(f.strip() for f in row):
+            if row and (len(row) > 1 or row[0].strip()):
                 rows.append((start, row))
             start = reader.line_num + 1
     except csv.Error as exc:

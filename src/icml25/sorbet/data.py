@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from icml25.core.data import DataNotFoundError, shipped_path
+from icml25.core.files import FileFormatError, parse_number, read_csv
 from icml25.core.validation import check_int, check_option
 
 __all__ = ["GLUE_TASKS", "GlueData", "load_glue_task", "encode", "batches", "glue_metric"]
@@ -60,6 +61,12 @@ def load_glue_task(task: str, split: str = "train", root: str | Path | None = No
     -------
     GlueData
 
+    Raises
+    ------
+    DataNotFoundError, ValueError
+        A missing file, or a malformed one (one line naming the file and the line: a row with the wrong number of
+        tab-separated fields, a label outside the task's classes, a non-numeric or NaN score); never a partial set.
+
     Examples
     --------
     >>> dev = load_glue_task("sst2", "dev")
@@ -72,6 +79,8 @@ def load_glue_task(task: str, split: str = "train", root: str | Path | None = No
     rel = f"{spec['folder']}/{split}.tsv"
     if root is not None:
         path = Path(root) / rel
+        if path.is_dir():
+            raise FileFormatError(f"{path}: is a directory; expected the tab-separated {rel} of a glue_data folder")
         if not path.is_file():
             raise DataNotFoundError(f"root must be a glue_data folder holding {rel}; {path} does not exist")
     else:
@@ -79,21 +88,45 @@ def load_glue_task(task: str, split: str = "train", root: str | Path | None = No
         if not path.is_file():
             raise DataNotFoundError(f"the shipped GLUE copy lacks {rel} (a damaged install?); pass root= a "
                                     "glue_data folder (GLUE's download_glue_data.py layout)")
-    with open(path, encoding="utf-8-sig", newline="") as f:
-        rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
-    if spec["header"]:
-        rows = rows[1:]
     need = max(*spec["text"], spec["label"]) + 1
-    rows = [r for r in rows if len(r) >= need]
-    lab = [r[spec["label"]] for r in rows]
-    if task == "stsb":
-        labels = np.asarray(lab, dtype=float)
-    elif "labels" in spec:
-        labels = np.asarray([spec["labels"][x] for x in lab], dtype=int)
-    else:
-        labels = np.asarray(lab, dtype=int)
+    what = f"GLUE {spec['folder']}/{split}.tsv: tab-separated rows of at least {need} fields"
+    _, table = read_csv(path, what, delimiter="\t", header=spec["header"], quoting=csv.QUOTE_NONE)
+    width = len(table[0][1])
+    if width < need:
+        raise FileFormatError(f"{path}:{table[0][0]}: {width} tab-separated field(s); expected {what}")
+    rows = [r for _, r in table]
+    labels = _labels(task, spec, table, path)
     cols = spec["text"]
     return GlueData(task, [r[cols[0]] for r in rows], [r[cols[1]] for r in rows] if len(cols) > 1 else None, labels)
+
+
+def _labels(task: str, spec: dict[str, Any], table: list[tuple[int, list[str]]], path: Path) -> np.ndarray:
+    """The label column: vectorised when every value is fine, else the first bad row's error."""
+    raw = [r[spec["label"]] for _, r in table]
+    if "labels" not in spec:
+        try:
+            v = np.asarray(raw, dtype=float)
+        except ValueError:
+            v = None
+        if v is not None and np.isfinite(v).all() and (task == "stsb" or (
+                np.all(v == np.round(v)) and v.min() >= 0 and v.max() < max(spec["num_labels"], 2))):
+            return v if task == "stsb" else v.astype(int)
+    return np.asarray([_label(task, spec, x, path, no) for x, (no, _) in zip(raw, table)],
+                      dtype=float if task == "stsb" else int)
+
+
+def _label(task: str, spec: dict[str, Any], value: str, path: Path, line: int) -> float:
+    """One label: a finite score (STS-B), a name of ``spec["labels"]``, or a class index."""
+    if "labels" in spec:
+        if value not in spec["labels"]:
+            raise FileFormatError(f"{path}:{line}: label {value[:40]!r}; expected one of {sorted(spec['labels'])}")
+        return spec["labels"][value]
+    if task == "stsb":
+        return parse_number(value, path, line, "the score")
+    v = parse_number(value, path, line, "the label", integer=True)
+    if not 0 <= v < max(spec["num_labels"], 2):
+        raise FileFormatError(f"{path}:{line}: label {value[:40]!r}; expected a class index below {spec['num_labels']}")
+    return v
 
 
 def encode(data: GlueData, tokenizer: Any, max_length: int = 64) -> list[tuple[list[int], list[int]]]:
