@@ -33,6 +33,8 @@ from icml25.rstar_math import sandbox as sbmod
 from icml25.rstar_math.sandbox import SandboxResult, SubprocessExecutor, sandbox_support
 
 TIMEOUT = 2.0
+#: for runs that must not time out but pre-import sympy/numpy/scipy without namespaces (slow on a loaded machine)
+START_TIMEOUT = 20.0
 SLACK = 4.0  # interpreter start-up and kill on a loaded machine
 ROOT = os.geteuid() == 0
 SUP = sandbox_support()
@@ -326,12 +328,12 @@ def test_strict_refuses_and_default_warns_once_when_a_mechanism_is_missing(monke
     with pytest.raises(sbmod.SandboxUnavailableError, match="namespaces"):
         SubprocessExecutor(strict=True).run("print(1)")
     with pytest.warns(sbmod.SandboxWarning, match="namespaces") as rec:
-        ex = SubprocessExecutor(timeout_s=TIMEOUT, allowed_imports=("math",))
+        ex = SubprocessExecutor(timeout_s=START_TIMEOUT, allowed_imports=("math",))
         r1, r2 = ex.run("print(6 * 7)"), ex.run("from random import _os\nfor _ in range(3):\n    _os.fork()")
     assert len([w for w in rec if issubclass(w.category, sbmod.SandboxWarning)]) == 1
     assert r1.stdout == "42"
     assert r2.error is not None  # passes the static filter; the fork is refused (rlimit, seccomp)
-    r3 = _OSOnly(timeout_s=TIMEOUT).run("from random import _os\n_os.fork()")
+    r3 = _OSOnly(timeout_s=START_TIMEOUT).run("from random import _os\n_os.fork()")
     assert r3.error_type == "BlockingIOError", r3
 
 
