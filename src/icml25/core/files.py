@@ -30,6 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from .data import DataNotFoundError
+from .errors import UsageError
+
 __all__ = ["FileFormatError", "check_file", "read_text", "read_csv", "read_json", "read_jsonl", "read_npz",
            "parse_number", "snippet"]
 
@@ -37,9 +40,9 @@ __all__ = ["FileFormatError", "check_file", "read_text", "read_csv", "read_json"
 _SNIP = 40
 
 
-class FileFormatError(ValueError):
+class FileFormatError(UsageError):
     """A user file that is not in the expected format; the one-line message names the file, the line where there
-    is one, and what was expected."""
+    is one, and what was expected (a ``ValueError``; the CLI reports it as a user error)."""
 
 
 class _NonFinite(ValueError):
@@ -59,7 +62,8 @@ def _one_line(exc: BaseException) -> str:
 
 
 def check_file(path: str | Path, what: str) -> Path:
-    """``path`` as a Path naming an existing regular file; ``FileNotFoundError``/:class:`FileFormatError` otherwise.
+    """``path`` as a Path naming an existing regular file; :class:`~icml25.core.data.DataNotFoundError` (a
+    ``FileNotFoundError``) or :class:`FileFormatError` (a directory) otherwise.
 
     ``what`` describes the expected content (``"a CSV with columns date, OT"``) and ends every message.
     """
@@ -67,7 +71,7 @@ def check_file(path: str | Path, what: str) -> Path:
     if p.is_dir():
         raise FileFormatError(f"{p}: is a directory; expected a file: {what}")
     if not p.is_file():
-        raise FileNotFoundError(f"{p}: no such file; expected {what}")
+        raise DataNotFoundError(f"{p} does not exist; expected {what}")
     return p
 
 

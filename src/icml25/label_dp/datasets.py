@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from icml25.core.data import resolve_data
+from icml25.core.files import FileFormatError, check_file, parse_number, read_csv
 
 __all__ = ["load_adult", "load_pima"]
 
@@ -20,9 +20,24 @@ def _standardise(A: np.ndarray) -> np.ndarray:
     return (A - A.mean(0)) / A.std(0)
 
 
-def _read_csv(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
+def _read_csv(path: Path, what: str, required: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
+    """Rows as (line number, {column: value}); a malformed file raises one line naming it, the line, the fix."""
+    header, rows = read_csv(path, what, required=required)
+    return [(no, dict(zip(header, r))) for no, r in rows]
+
+
+def _numbers(rows: list[tuple[int, dict[str, str]]], columns: list[str], path: Path) -> np.ndarray:
+    """The ``columns`` as a float matrix; a non-numeric or NaN value raises naming file, line and column."""
+    try:
+        A = np.array([[float(r[c]) for c in columns] for _, r in rows], dtype=float).reshape(len(rows), len(columns))
+        if np.isfinite(A).all():
+            return A
+    except ValueError:
+        pass
+    for no, r in rows:  # the first bad value, for the message
+        for c in columns:
+            parse_number(r[c], path, no, f"column {c!r}")
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def load_adult(path: str | Path | None = None, standardise: bool = True) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -38,13 +53,14 @@ def load_adult(path: str | Path | None = None, standardise: bool = True) -> tupl
     -------
     X : ndarray (n, 4), y : ndarray (n,) of 0/1, names : list of str
     """
-    rows = _read_csv(resolve_data("label_dp", "adult.csv", path=path, url=ADULT_URL))
-    try:
-        cont = np.array([[float(r["age"]), float(r["education_num"]), float(r["hr_per_week"])] for r in rows])
-        male = np.array([1.0 if r["sex"].strip() == "Male" else 0.0 for r in rows])
-        y = np.array([1 if r["income"].strip().startswith(">50K") else 0 for r in rows])
-    except KeyError as exc:
-        raise ValueError(f"adult.csv lacks column {exc}; expected the header of data/SOURCE.md") from None
+    what = "adult.csv with a header row and columns age, education_num, hr_per_week, sex, income (data/SOURCE.md)"
+    if path is not None and Path(path).is_dir():
+        check_file(path, what)
+    p = resolve_data("label_dp", "adult.csv", path=path, url=ADULT_URL)
+    rows = _read_csv(p, what, ("age", "education_num", "hr_per_week", "sex", "income"))
+    cont = _numbers(rows, ["age", "education_num", "hr_per_week"], p)
+    male = np.array([1.0 if r["sex"].strip() == "Male" else 0.0 for _, r in rows])
+    y = np.array([1 if r["income"].strip().startswith(">50K") else 0 for _, r in rows])
     if standardise:
         cont = _standardise(cont)
     return np.column_stack([cont, male]), y, ["age", "education_num", "hr_per_week", "male"]
@@ -59,13 +75,18 @@ def load_pima(path: str | Path | None = None, standardise: bool = True,
     -------
     X : ndarray (n, len(columns)), y : ndarray (n,) of 0/1, names : list of str
     """
-    rows = _read_csv(resolve_data("label_dp", "pima_diabetes.csv", path=path, url=PIMA_URL))
     columns = list(columns)
-    try:
-        A = np.array([[float(r[c]) for c in columns] for r in rows])
-        y = np.array([int(r["Outcome"]) for r in rows])
-    except KeyError as exc:
-        raise ValueError(f"pima_diabetes.csv lacks column {exc}") from None
+    what = f"pima_diabetes.csv with a header row and columns {', '.join(columns)}, Outcome (0/1)"
+    if path is not None and Path(path).is_dir():
+        check_file(path, what)
+    p = resolve_data("label_dp", "pima_diabetes.csv", path=path, url=PIMA_URL)
+    rows = _read_csv(p, what, (*columns, "Outcome"))
+    A = _numbers(rows, columns, p)
+    y = _numbers(rows, ["Outcome"], p)[:, 0]
+    bad = np.flatnonzero((y != 0) & (y != 1))
+    if len(bad):
+        raise FileFormatError(f"{p}:{rows[bad[0]][0]}: Outcome is {rows[bad[0]][1]['Outcome']!r}; expected 0 or 1")
+    y = y.astype(int)
     missing = np.zeros(len(rows), dtype=bool)
     for j, c in enumerate(columns):
         if c in ("Glucose", "BloodPressure", "SkinThickness", "Insulin", "BMI"):
