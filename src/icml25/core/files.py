@@ -33,8 +33,8 @@ import numpy as np
 from .data import DataNotFoundError
 from .errors import UsageError
 
-__all__ = ["FileFormatError", "check_file", "read_text", "read_csv", "read_json", "read_jsonl", "read_npz",
-           "parse_number", "snippet"]
+__all__ = ["FileFormatError", "check_file", "read_text", "decode_text", "read_csv", "read_json", "read_jsonl", "read_npz",
+           "parse_number", "numeric_column", "snippet"]
 
 #: longest excerpt of the file quoted in a message
 _SNIP = 40
@@ -86,6 +86,12 @@ def read_text(path: str | Path, what: str, encodings: tuple[str, ...] = ("utf-8"
         raw = p.read_bytes()
     except OSError as exc:
         raise OSError(f"{p}: cannot be read ({exc.strerror or exc}); expected a readable file: {what}") from None
+    return decode_text(raw, p, what, encodings)
+
+
+def decode_text(raw: bytes, path: str | Path, what: str, encodings: tuple[str, ...] = ("utf-8",)) -> str:
+    """:func:`read_text` for bytes already read (a decompressed file); ``path`` names it in messages."""
+    p = path
     if not raw.strip():
         raise FileFormatError(f"{p}: the file is empty; expected {what}")
     if b"\x00" in raw:
@@ -105,16 +111,20 @@ def read_text(path: str | Path, what: str, encodings: tuple[str, ...] = ("utf-8"
 
 
 def read_csv(path: str | Path, what: str, delimiter: str = ",", required: tuple[str, ...] = (), header: bool = True,
-             encodings: tuple[str, ...] = ("utf-8",), quoting: int = csv.QUOTE_MINIMAL
+             encodings: tuple[str, ...] = ("utf-8",), quoting: int = csv.QUOTE_MINIMAL, text: str | None = None
              ) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """A delimited table: ``(header, [(line number, fields), ...])`` with every data row as wide as the header.
 
     Blank lines are skipped. ``required`` columns must be in the header (a missing one usually means a wrong
     delimiter: the message shows the header as read). Without ``header`` the first row sets the width and is
-    returned among the data rows (the returned header is empty).
+    returned among the data rows (the returned header is empty). ``text``: the file's content already read (a
+    decompressed file; ``path`` then only names it in messages).
     """
-    p = check_file(path, what)
-    text = read_text(p, what, encodings)
+    p = Path(path)
+    if text is None:
+        text = read_text(p, what, encodings)
+    elif not text.strip():
+        raise FileFormatError(f"{p}: the file is empty; expected {what}")
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting)
     rows: list[tuple[int, list[str]]] = []
     start = 1
@@ -158,6 +168,21 @@ def parse_number(value: Any, path: str | Path, line: int | None, column: str, in
     if integer and math.isfinite(v) and v != int(v):
         raise FileFormatError(f"{where}: {column} is {snippet(value)}; expected an integer")
     return v
+
+
+def numeric_column(rows: list[tuple[int, list[str]]], index: int, path: str | Path, name: str,
+                   integer: bool = False) -> np.ndarray:
+    """Column ``index`` of :func:`read_csv` rows as a float array; the first non-numeric, NaN/inf (or, with
+    ``integer``, non-integral) value raises :class:`FileFormatError` naming the file, its line and ``name``."""
+    try:
+        v = np.array([r[index] for _, r in rows], dtype=float)
+    except ValueError:
+        v = None
+    if v is not None and np.isfinite(v).all() and (not integer or np.all(v == np.round(v))):
+        return v
+    for line, r in rows:
+        parse_number(r[index], path, line, name, integer=integer)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _reject_constant(name: str) -> Any:

@@ -10,15 +10,22 @@
 
 from __future__ import annotations
 
-import csv
 import gzip
-import io
+import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from icml25.core.data import resolve_data
+from icml25.core.files import (
+    FileFormatError,
+    check_file,
+    decode_text,
+    numeric_column,
+    read_csv,
+    snippet,
+)
 
 __all__ = ["load_llmonkeys_pythia_math", "load_pythia_checkpoints", "load_digitized_curve", "DIGITIZED_CURVES"]
 
@@ -28,11 +35,38 @@ _DIGITIZED_COMMIT = "7b7fb7310dcf62fd70f724d5fbdf8843e28ba9dd"
 DIGITIZED_CURVES = {"Gemma-2B": "gemma2B", "Llama-3-8B": "llama8BpassN", "Pythia-2.8B": "pythia28B"}
 
 
-def _read_rows(path: Path) -> list[dict[str, str]]:
+def _user_path(path: str | Path | None, what: str) -> str | Path | None:
+    if path is not None and Path(path).is_dir():
+        check_file(path, what)  # one line: a directory, expected the file
+    return path
+
+
+def _read_table(path: Path, what: str, required: tuple[str, ...]
+                ) -> tuple[list[tuple[int, list[str]]], dict[str, int]]:
+    """Rows (line number, fields) of a CSV (optionally gzipped) and the index of each required column."""
+    text = None
     if path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="utf-8", newline="") as f:
-            return list(csv.DictReader(f))
-    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+        try:
+            with gzip.open(check_file(path, what), "rb") as f:
+                raw = f.read()
+        except (OSError, EOFError, zlib.error) as exc:
+            raise FileFormatError(f"{path}: not a readable gzip file ({type(exc).__name__}: {str(exc)[:60]}); "
+                                  f"expected {what}") from None
+        text = decode_text(raw, path, what)
+    header, rows = read_csv(path, what, required=required, text=text)
+    return rows, {c: header.index(c) for c in required}
+
+
+def _counts(rows: list[tuple[int, list[str]]], col: dict[str, int], path: Path) -> dict[str, np.ndarray]:
+    """The integer columns problem_idx, num_samples, num_correct (0 <= num_correct <= num_samples)."""
+    out = {k: numeric_column(rows, col[c], path, c, integer=True).astype(np.int64)
+           for k, c in (("problem_idx", "problem_idx"), ("n", "num_samples"), ("c", "num_correct"))}
+    bad = np.flatnonzero((out["c"] < 0) | (out["c"] > out["n"]))
+    if len(bad):
+        line = rows[bad[0]][0]
+        raise FileFormatError(f"{path}:{line}: num_correct {out['c'][bad[0]]} of num_samples {out['n'][bad[0]]}; "
+                              f"expected 0 <= num_correct <= num_samples")
+    return out
 
 
 def load_llmonkeys_pythia_math(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
@@ -50,13 +84,16 @@ def load_llmonkeys_pythia_math(path: str | Path | None = None) -> dict[str, dict
         Ordered by model size; each value has ``params`` (int), ``problem_idx``, ``n`` and ``c`` (int arrays of
         shape (128,)).
     """
-    p = resolve_data(SLUG, "llmonkeys_pythia_math_per_problem.csv", path=path)
+    what = "a CSV with columns model, params, benchmark, problem_idx, num_samples, num_correct"
+    p = resolve_data(SLUG, "llmonkeys_pythia_math_per_problem.csv", path=_user_path(path, what))
+    rows, col = _read_table(p, what, ("model", "params", "problem_idx", "num_samples", "num_correct"))
+    params = numeric_column(rows, col["params"], p, "params")
+    counts = _counts(rows, col, p)
     groups: dict[str, dict[str, Any]] = {}
-    for r in _read_rows(p):
-        g = groups.setdefault(r["model"], {"params": int(float(r["params"])), "problem_idx": [], "n": [], "c": []})
-        g["problem_idx"].append(int(r["problem_idx"]))
-        g["n"].append(int(float(r["num_samples"])))
-        g["c"].append(int(float(r["num_correct"])))
+    for i, (_, r) in enumerate(rows):
+        g = groups.setdefault(r[col["model"]], {"params": int(params[i]), "problem_idx": [], "n": [], "c": []})
+        for k in ("problem_idx", "n", "c"):
+            g[k].append(int(counts[k][i]))
     out = {}
     for name in sorted(groups, key=lambda m: groups[m]["params"]):
         g = groups[name]
@@ -83,18 +120,23 @@ def load_pythia_checkpoints(path: str | Path | None = None, benchmark: str | Non
     """
     if benchmark is not None and benchmark not in ("MATH", "GSM8K"):
         raise ValueError(f"benchmark must be 'MATH', 'GSM8K' or None, got {benchmark!r}")
-    p = resolve_data(SLUG, "pythia_checkpoints_math_gsm8k_per_problem.csv.gz", path=path)
+    what = ("a CSV (optionally gzipped) with columns model_nickname, params, train_tokens, benchmark, problem_idx, "
+            "level, num_samples, num_correct")
+    p = resolve_data(SLUG, "pythia_checkpoints_math_gsm8k_per_problem.csv.gz", path=_user_path(path, what))
+    rows, col = _read_table(p, what, ("model_nickname", "params", "train_tokens", "benchmark", "problem_idx",
+                                      "num_samples", "num_correct"))
+    params = numeric_column(rows, col["params"], p, "params")
+    tokens = numeric_column(rows, col["train_tokens"], p, "train_tokens")
+    counts = _counts(rows, col, p)
     groups: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in _read_rows(p):
-        if benchmark is not None and r["benchmark"] != benchmark:
+    for i, (_, r) in enumerate(rows):
+        if benchmark is not None and r[col["benchmark"]] != benchmark:
             continue
-        key = (r["model_nickname"], r["benchmark"])
-        g = groups.setdefault(key, {"checkpoint": key[0], "benchmark": key[1], "params": int(float(r["params"])),
-                                    "train_tokens": int(float(r["train_tokens"])), "problem_idx": [], "n": [],
-                                    "c": []})
-        g["problem_idx"].append(int(r["problem_idx"]))
-        g["n"].append(int(float(r["num_samples"])))
-        g["c"].append(int(float(r["num_correct"])))
+        key = (r[col["model_nickname"]], r[col["benchmark"]])
+        g = groups.setdefault(key, {"checkpoint": key[0], "benchmark": key[1], "params": int(params[i]),
+                                    "train_tokens": int(tokens[i]), "problem_idx": [], "n": [], "c": []})
+        for k in ("problem_idx", "n", "c"):
+            g[k].append(int(counts[k][i]))
     out = []
     for g in sorted(groups.values(), key=lambda g: (g["benchmark"], g["params"], g["train_tokens"])):
         out.append({**g, **{k: np.asarray(g[k], dtype=np.int64) for k in ("problem_idx", "n", "c")}})
@@ -119,11 +161,15 @@ def load_digitized_curve(name: str, path: str | Path | None = None) -> tuple[np.
     if name not in stems:
         raise ValueError(f"name must be one of {sorted(DIGITIZED_CURVES)}, got {name!r}")
     stem = stems[name]
-    p = resolve_data(SLUG, f"brown2024_digitized_math_coverage/{stem}.csv", path=path,
+    what = "a two-column CSV 'x,y' (k, coverage) with a header row"
+    p = resolve_data(SLUG, f"brown2024_digitized_math_coverage/{stem}.csv", path=_user_path(path, what),
                      url=f"https://raw.githubusercontent.com/austine4/Inference-Compute-Scaling-Laws/"
                          f"{_DIGITIZED_COMMIT}/{stem}.csv")
-    arr = np.loadtxt(p, delimiter=",", skiprows=1, ndmin=2)
-    k, y = arr[:, 0], arr[:, 1]
+    header, rows = read_csv(p, what)
+    if len(header) < 2:
+        raise FileFormatError(f"{p}:{rows[0][0] - 1}: the header {snippet(header)} has {len(header)} column(s); "
+                              f"expected {what}")
+    k, y = numeric_column(rows, 0, p, "x (k)"), numeric_column(rows, 1, p, "y (coverage)")
     order = np.argsort(k, kind="stable")
     k, y = k[order], y[order]
     uk, inv = np.unique(k, return_inverse=True)
