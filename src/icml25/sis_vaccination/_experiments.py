@@ -128,7 +128,7 @@ def check_practical_learning(report: Report, cfg, seed: int, methods: Methods = 
     report.add_claim("Q3_sislearn_f1", "practical SISLearn recovers the flu contact graph (F1 ≥ 0.90 every seed)",
                      None, float(min(f1s)), ">=", 0.90, kind="paper", per_seed=f1s, aggregate="min",
                      reference_value=0.96, reference_source="spec calibration (T=1000: 0.96, T=5000: 0.98)",
-                     note=f"min over {len(f1s)} seeds; T={cfg.learn_T}; learner: {methods.name}")
+                     note=f"min over {len(f1s)} seeds; T={cfg.learn_T}; learner: {methods.name}", headline=True)
     gain = [r["sislearn_f1"] - r["mle_f1"] for r in rows]
     # fails if: SISLearn is no better than the MLE baseline of Barbillon et al. on the same trajectory
     report.add_claim("Q3_vs_mle", "SISLearn beats the MLE baseline (F1 gain > 0 on every seed)", None,
@@ -161,7 +161,7 @@ def check_srm(report: Report, cfg, seed: int, methods: Methods = PAPER) -> None:
     # λ returns the set of an infeasible λ
     report.add_claim("Q4_dp_exact", "tree-decomposition DP attains the brute-force optimum ρ within ε=0.01",
                      None, float(max(dp_gap)), "<=", 0.01, kind="paper", aggregate="max",
-                     note=f"max over {n_inst} partial 2-trees (n=12) × k∈{{1,2,3}}; {methods.name}")
+                     note=f"max over {n_inst} partial 2-trees (n=12) × k∈{{1,2,3}}; {methods.name}", headline=True)
     # fails if: the leaf-up rule removes the wrong vertex (e.g. the child instead of v) or the search stops early
     report.add_claim("Q4_tree_exact", "tree algorithm attains the brute-force optimum on random trees (n=14, k=2)",
                      None, float(max(tree_gap)), "<=", 1e-4, kind="paper", aggregate="max",
@@ -169,7 +169,7 @@ def check_srm(report: Report, cfg, seed: int, methods: Methods = PAPER) -> None:
     # fails if: greedy removes the max-degree vertex or picks by a stale ρ (not recomputed after each removal);
     # random removal averages well above 1.10
     report.add_claim("Q5_greedy_ratio", "greedy ρ(G−R) is within 10 % of the optimum on average", None,
-                     float(np.mean(greedy_ratio)), "<=", 1.10, kind="paper",
+                     float(np.mean(greedy_ratio)), "<=", 1.10, kind="paper", headline=True,
                      note="the paper presents greedy (Algorithm 4) as the near-optimal practical SRM; 10 % is "
                           "the spec's acceptance threshold")
     # fails if: the DP is worse than greedy anywhere (it is exact, so it can only tie or win)
@@ -265,7 +265,7 @@ def vaccination_table(report: Report, cfg, seed: int, methods: Methods = PAPER) 
     # fails if: vaccination does not remove the vertices from the process, the SRM picks vertices that do not
     # lower ρ (random does not: ratio ≈ 1), or the learned graph is too wrong to steer the choice
     report.add_claim("F_vac_time", "k ≥ 4: greedy-on-learned extinction time ≤ 0.5 × random's", None, ratio,
-                     "<=", 0.5, kind="paper", aggregate="max", reference_value=0.14,
+                     "<=", 0.5, kind="paper", aggregate="max", reference_value=0.14, headline=True,
                      reference_source="spec calibration at k=4 (57 vs 404 steps)",
                      note=f"max over k ∈ {big} of the ratio of capped means; {methods.name}")
     # fails if: the removal set chosen on the learned graph does not lower the true graph's ρ

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import csv
 import functools
-import json
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
 from icml25.core.data import resolve_data
+from icml25.core.files import FileFormatError, check_file, read_json
 from icml25.core.seeding import check_random_state
 from icml25.core.validation import check_int, check_positive, check_probability
 
@@ -26,13 +26,28 @@ FLU_TREE = "chn.2009.flu.1.00"
 _TREES_URL = "https://github.com/DrakeLab/taube-transmission-trees"
 
 
+_TREES_FORMAT = "an OutbreakTrees JSON object {tree id: {'root': case, 'edges': [[infector, infectee], ...]}}"
+
+
 def _trees(path: str | Path | None) -> dict[str, Any]:
+    if path is not None and Path(path).is_dir():
+        check_file(path, _TREES_FORMAT)  # one line: a directory, expected the file
     return _read_trees(str(resolve_data(SLUG, "outbreak_trees_edges.json", path=path, url=None)))
 
 
 @functools.lru_cache(maxsize=4)
 def _read_trees(file: str) -> dict[str, Any]:
-    return json.loads(Path(file).read_text(encoding="utf-8"))
+    """The trees of ``file``, each checked (a malformed file raises one line naming it and what was expected)."""
+    trees = read_json(file, _TREES_FORMAT)
+    if not isinstance(trees, dict) or not trees:
+        raise FileFormatError(f"{file}: a JSON {type(trees).__name__} without trees; expected {_TREES_FORMAT}")
+    for name, tree in trees.items():
+        ok = isinstance(tree, dict) and "root" in tree and isinstance(tree.get("edges"), list) and all(
+            isinstance(e, list) and len(e) == 2 and all(isinstance(v, (str, int)) for v in e) for e in tree["edges"])
+        if not ok:
+            raise FileFormatError(f"{file}: tree {name[:40]!r} has no 'root' or no list of [infector, infectee] "
+                                  f"'edges'; expected {_TREES_FORMAT}")
+    return trees
 
 
 def outbreak_tree_names(path: str | Path | None = None) -> list[str]:
