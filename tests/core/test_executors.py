@@ -249,3 +249,57 @@ def test_torch_imported_lazily_by_a_paper_is_seeded(papers, tmp_path) -> None:
         runs.append(json.loads((out / "lazytorch" / "report.json").read_text())["claims"][0]["measured"])
     torch.manual_seed(3)
     assert runs[0] == runs[1] == pytest.approx(float(torch.rand(())), abs=0)
+
+
+CONFIG_THREADS_PAPER = textwrap.dedent('''
+    import os
+    from dataclasses import dataclass
+    from icml25.core import Report, reproduction
+
+    @dataclass(frozen=True)
+    class Config:
+        torch_threads: int = 2  # the paper's own thread count: it wins over the registry's threads=1
+        @classmethod
+        def quick(cls): return cls()
+        @classmethod
+        def full(cls): return cls()
+
+    @reproduction(slug="cfgthreads", title="Config threads", arxiv="0000.00008", config=Config)
+    def reproduce(scale, seed, out, config):
+        import sys
+        torch = sys.modules.get("torch")
+        r = Report("cfgthreads", "Config threads")
+        r.add_claim("T1", "runs", None, True, "is_true", kind="check")
+        r.add_table("threads", [dict(omp=os.environ.get("OMP_NUM_THREADS"),
+                                     torch=torch.get_num_threads() if torch is not None else None)])
+        return r
+''')
+
+
+def test_task_threads_prefers_the_config_field() -> None:
+    from dataclasses import make_dataclass
+
+    from icml25.run.executors import task_threads
+
+    assert task_threads(None, 3) == 3
+    assert task_threads({"n": 1}, 3) == 3
+    assert task_threads({"threads": 2}, 1) == 2 and task_threads({"torch_threads": 4}, 1) == 4
+    assert task_threads({"threads": 0}, 1) == 1 and task_threads({"threads": True}, 1) == 1
+    assert task_threads(make_dataclass("C", [("torch_threads", int)])(5), 1) == 5
+
+
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_the_config_thread_count_is_applied_and_restored(papers, tmp_path, executor) -> None:
+    (papers / "cfgthreads").mkdir()
+    (papers / "cfgthreads" / "__init__.py").write_text("")
+    (papers / "cfgthreads" / "reproduce.py").write_text(CONFIG_THREADS_PAPER)
+    registry._REGISTRY.pop("cfgthreads", None)
+    torch = sys.modules.get("torch")
+    before = (os.environ.get("OMP_NUM_THREADS"), torch.get_num_threads() if torch is not None else None)
+    for extra, want in [((), "2"), (("--set", "torch_threads=1"), "1")]:
+        out = tmp_path / f"o{want}"
+        assert main(["reproduce", "cfgthreads", "--out", str(out), "--executor", executor, *extra]) == 0
+        row = json.loads((out / "cfgthreads" / "report.json").read_text())["tables"]["threads"][0]
+        assert row["omp"] == want
+        assert row["torch"] in (None, int(want))
+    assert (os.environ.get("OMP_NUM_THREADS"), torch.get_num_threads() if torch is not None else None) == before

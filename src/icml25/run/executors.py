@@ -1,9 +1,10 @@
 """Where (paper, seed) tasks run: one after another, in a local process pool, or as Ray tasks (issue 32).
 
 A :class:`Task` is one seed of one paper with its own output folder. :func:`run_task` runs it anywhere (this
-process, a pool worker, a Ray worker): it sets the reproduction's torch/BLAS thread count, seeds, runs it, writes
-its ``report.json`` and returns a :class:`TaskResult`; it never raises for an error inside the reproduction (the
-traceback goes to ``<folder>/error.log``). :func:`execute` yields the results as tasks finish, whichever executor:
+process, a pool worker, a Ray worker): it sets the task's torch/BLAS thread count (:func:`task_threads`: the
+config's ``threads``/``torch_threads`` field, else the registry's ``threads=``) and restores it after, seeds, runs
+it, writes its ``report.json`` and returns a :class:`TaskResult`; it never raises for an error inside the
+reproduction (the traceback goes to ``<folder>/error.log``). :func:`execute` yields the results as tasks finish, whichever executor:
 
 - ``serial``: in this process, in order;
 - ``process``: a :class:`concurrent.futures.ProcessPoolExecutor` of ``jobs`` spawned workers;
@@ -32,7 +33,7 @@ from typing import Any
 
 from icml25.core.threads import thread_limits
 
-__all__ = ["EXECUTORS", "Task", "TaskResult", "run_task", "execute", "finished_report"]
+__all__ = ["EXECUTORS", "Task", "TaskResult", "run_task", "execute", "finished_report", "task_threads"]
 
 #: the executors ``icml25 reproduce --executor`` accepts
 EXECUTORS = ("serial", "process", "ray")
@@ -56,7 +57,8 @@ class Task:
     overrides : tuple of (str, str)
         ``--set`` overrides, applied to the scale's config preset inside the task.
     threads : int
-        torch/BLAS threads of the task (the reproduction's ``threads``); a Ray task reserves that many CPUs.
+        torch/BLAS threads of the task (:func:`task_threads`: the config's ``threads`` or ``torch_threads`` field,
+        else the reproduction's ``threads=``); a Ray task reserves that many CPUs.
     package_root, root_package : str
         Where the reproductions are discovered (:data:`icml25.core.registry.PACKAGE_ROOT` and ``ROOT_PACKAGE``
         of the process that made the task), so that a worker finds the same ones.
@@ -121,6 +123,23 @@ def _use_package(task: Task) -> None:
 
 
 
+#: config fields that, when a paper's Config has one, give the thread count of its tasks (else the registry's)
+THREAD_FIELDS = ("threads", "torch_threads")
+
+
+def task_threads(config: Any, default: int) -> int:
+    """The torch/BLAS thread count of a task: the config's own ``threads`` or ``torch_threads`` field when it has
+    one (an integer >= 1), else ``default`` (the ``threads=`` of ``@reproduction``).
+
+    ``config`` is a config object or its dict (:func:`icml25.core.config.config_to_dict`); None has no fields.
+    """
+    for name in THREAD_FIELDS:
+        value = config.get(name) if isinstance(config, dict) else getattr(config, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+    return default
+
+
 def _set_torch_threads(threads: int) -> None:
     torch = sys.modules.get("torch")
     if torch is not None and torch.get_num_threads() != threads:
@@ -163,7 +182,7 @@ def run_task(task: Task, in_process: bool = False) -> TaskResult:
     keep = (lambda e: e) if in_process else _portable
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with thread_limits(task.threads):
+        with thread_limits(task.threads), contextlib.ExitStack() as stack:  # the stack closes first
             from icml25.core.registry import get_reproduction
             from icml25.core.report import write_report
             from icml25.core.seeding import seed_everything
@@ -171,11 +190,14 @@ def run_task(task: Task, in_process: bool = False) -> TaskResult:
             entry = get_reproduction(task.slug)
             scale = Scale.parse(task.scale)
             config = apply_overrides(entry.default_config(scale), dict(task.overrides))
+            threads = task_threads(config, task.threads)  # the driver usually put the config's count in the task
+            if threads != task.threads:
+                stack.enter_context(thread_limits(threads))
             if "torch" in entry.extras:
                 # a paper that imports torch only inside its run would otherwise draw from an unseeded global
                 # generator (seed_everything seeds torch only once imported): the same seed gave other numbers
                 import torch  # noqa: F401
-            _set_torch_threads(task.threads)  # torch may have come with the paper's module
+            _set_torch_threads(threads)  # torch may have come with the paper's module
             seed_everything(task.seed)
             t0 = time.perf_counter()
             rep = entry.func(scale=scale, seed=task.seed, out=folder, config=config)  # type: ignore[misc]

@@ -143,7 +143,7 @@ def reproduce_many(slugs: list[str], *, scale: Scale | str = Scale.QUICK, seed: 
     """
     from icml25.core.registry import PACKAGE_ROOT, ROOT_PACKAGE
 
-    from .executors import EXECUTORS, execute, finished_report
+    from .executors import EXECUTORS, execute, finished_report, task_threads
 
     try:
         scale = Scale.parse(scale)
@@ -178,7 +178,8 @@ def reproduce_many(slugs: list[str], *, scale: Scale | str = Scale.QUICK, seed: 
     for slug, (entry, _) in plan.items():
         for s in range(seed, seed + seeds):
             tasks.append(Task(slug=slug, seed=s, scale=scale.value, folder=str(task_folder(root, slug, s, seeds)),
-                              overrides=tuple(sorted(overrides.items())), threads=entry.threads,
+                              overrides=tuple(sorted(overrides.items())),
+                              threads=task_threads(plan[slug][1], entry.threads),
                               package_root=pkg_root, root_package=ROOT_PACKAGE, sys_path=sys_path,
                               context=(("seeds", f"{seed}..{seed + seeds - 1}"),)))
     summary = RunSummary()
