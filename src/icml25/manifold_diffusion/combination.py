@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -130,7 +131,8 @@ def paper_combination_matrix(rule: str = "metropolis", path: Any = None) -> np.n
     rule : {"metropolis", "uniform"}
         Metropolis (Figs. 2-6, 8) or uniform averaging (Fig. 7) weights on the same 37-edge graph.
     path : path-like, optional
-        A local CSV to read instead of the shipped copy.
+        A local CSV to read instead of the shipped copy (a malformed one raises ``ValueError``: one line naming the
+        file, the line and what was expected).
 
     Returns
     -------
@@ -140,7 +142,17 @@ def paper_combination_matrix(rule: str = "metropolis", path: Any = None) -> np.n
 
     if not isinstance(rule, str) or rule not in ("metropolis", "uniform"):
         raise ValueError(f"rule must be 'metropolis' or 'uniform', got {rule!r}")
+    from icml25.core.files import FileFormatError, check_file, numeric_column, read_csv
+
     fname = f"A_{rule}.csv"
     url = None  # the release ships .mat files; the CSV copies are icml25's
+    what = "a comma-separated K x K left-stochastic combination matrix (no header)"
+    if path is not None and Path(path).is_dir():
+        check_file(path, what)  # one line: a directory, expected the file
     p = resolve_data("manifold_diffusion", fname, path=path, url=url)
-    return check_combination_matrix(np.loadtxt(p, delimiter=","))
+    _, rows = read_csv(p, what, header=False)
+    a = np.column_stack([numeric_column(rows, j, p, f"column {j + 1}") for j in range(len(rows[0][1]))])
+    try:
+        return check_combination_matrix(a)
+    except ValueError as exc:
+        raise FileFormatError(f"{p}: {exc}; expected {what}") from None
