@@ -25,10 +25,14 @@ def _family(cfg: Any) -> Any:
 
 
 def majority(items: list[Any]) -> np.ndarray:
-    """The naive baseline: all mass on the prompt's majority task (ties: the first task), i.e. no superposition."""
+    """The strongest simple baseline (issue 44): all mass on the prompt's majority task, split evenly among tied
+    majority tasks, i.e. no superposition beyond ties. On a two-task grid it is exact at lambda in {0, 1/2, 1} and
+    one-hot elsewhere (calibration error 0.10 on the five-point grid (8,0), (6,2), ..., (0,8))."""
     out = np.zeros((len(items), len(items[0].answers)))
     for i, it in enumerate(items):
-        out[i, int(np.argmax(it.counts))] = 1.0
+        c = np.asarray(it.counts, dtype=float)
+        top = c == c.max()
+        out[i, top] = 1.0 / top.sum()
     return out
 
 
@@ -59,12 +63,13 @@ def grid_eval(model: Any, cfg: Any, seed: int, stub: bool) -> dict[str, Any]:
     rng = np.random.default_rng(seed + 101)
     two = [(cfg.m_eval - j, j) + (0,) * (K - 2) for j in range(0, cfg.m_eval + 1, max(1, cfg.m_eval // 4))]
     three = [c for c in THREE_TASK_POINTS if sum(c) == cfg.m_eval] if K == 3 else []
-    rows, stats = [], []
+    rows, stats, base = [], [], []
     for c in [*two, *three]:
         items = [build_prompt(fam, c, rng) for _ in range(cfg.grid_prompts)]
         p = majority(items) if stub else answer_probabilities(model, items)
         s = superposition_stats(p, items[0].lam_hat)
         stats.append((s, items[0].lam_hat))
+        base.append(majority(items).mean(axis=0))  # the majority chooser on the same prompts
         rows.append({"counts": str(c), **{f"lambda_{k + 1}": items[0].lam_hat[k] for k in range(K)},
                      **{f"mean P(y_{k + 1})": s["mean"][k] for k in range(K)}, "other": s["other"],
                      ">=2 tasks >= 0.1": s["frac_multi"], "median 2nd prob": s["median_second"],
@@ -75,6 +80,7 @@ def grid_eval(model: Any, cfg: Any, seed: int, stub: bool) -> dict[str, Any]:
     mixed = [s["frac_multi"] for (s, _), c in zip(stats[:n2], two) if min(c[:2]) > 0]
     return {"acc": acc, "rows": rows, "mean": means, "lam": lams, "n2": n2,
             "calib2": calibration_error(means[:n2, :2], lams[:n2, :2]),
+            "calib2_majority": calibration_error(np.array(base)[:n2, :2], lams[:n2, :2]),
             "calib_all": calibration_error(means, lams),
             "spearman": _spearman(lams[:n2, 0], means[:n2, 0]),
             "strict_dec": bool(np.all(np.diff(means[:n2, 0]) < 0)),
@@ -133,12 +139,17 @@ def _claims(rep: Report, cfg: Any, runs: list[dict[str, Any]], stub: bool) -> No
                   f"m={cfg.m_eval}) >= 0.9", None, float(np.mean(acc)), ">=", 0.9, kind="check",
                   reference_value=0.9, reference_source="spec §6 quick acceptance", per_seed=acc,
                   note="precondition of C3/E2: in-context learning emerged")
-    # fails if: the model answers one task per prompt by majority (error 0.20 on the grid) or ignores the context
-    rep.add_claim("C3a", "from scratch, never trained on mixed prompts: population mean |mean P(y_k) - lambda_k| over "
-                  "the two-task grid <= 0.15", None, float(np.mean(per("calib2"))), "<=", 0.15, kind="paper",
-                  requires=["C2"], reference_value=0.03, reference_source="spec §6 pilot (2,500 steps)",
-                  note="paper §3: output probabilities track the in-context proportions (no number printed); "
-                       "threshold: spec §6 quick acceptance", per_seed=per("calib2"))
+    # fails if: the model answers one task per prompt by majority (the tie-splitting majority chooser has error 0.10
+    # on the five-point grid: difference 0) or ignores the context
+    gap = [r["calib2"] - r["calib2_majority"] for r in runs]
+    rep.add_claim("C3a", "from scratch, never trained on mixed prompts: population calibration error (mean "
+                  "|mean P(y_k) - lambda_k| over the two-task grid) below that of the tie-splitting majority chooser "
+                  "on the same prompts (difference < 0)", None, float(np.mean(gap)), "<", 0.0, kind="paper",
+                  requires=["C2"], headline=True, reference_value=0.03 - 0.10,
+                  reference_source="spec §6 pilot (2,500 steps: error 0.03) minus the majority chooser's 0.10",
+                  note=f"error {np.mean(per('calib2')):.3f} vs majority chooser {np.mean(per('calib2_majority')):.3f} "
+                       "(spec §6 quick acceptance, error <= 0.15, is implied); paper §3: output probabilities track "
+                       "the in-context proportions (no number printed)", per_seed=gap)
     # fails if: P(y_1) does not fall as the share of task 1 falls (a majority-task predictor is flat on each side of
     # the middle point, a context-blind one everywhere)
     rep.add_claim("C3b", "from scratch: mean P(y_1) strictly decreasing along (8,0), (6,2), (4,4), (2,6), (0,8)", None,

@@ -5,6 +5,9 @@ S vs L from scratch)."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from icml25.core import Report, Scale, reproduction
+from icml25.core.plan import Needs, Plan, UnitCost
 from icml25.core.registry import reproduction_stub
 from icml25.core.threads import thread_limits
 from icml25.core.validation import check_int, check_option, check_positive, check_real
@@ -42,15 +46,19 @@ class Config:
     scale_sizes: tuple[str, ...] = ()  # extra sizes trained for E5 (e.g. ("S", "L")); empty = none
     tv_size: str = ""  # size whose seed-0 model gets the task-vector experiment E4 ("" = none)
     # ---- real pretrained models (C1, C5)
-    real_models: tuple[str, ...] = ("smollm2-135m-instruct",)  # icml25.llm pretrained names
+    real_models: tuple[str, ...] = ("smollm2-135m-instruct",)  # pretrained names or load_model specs (hf:, openai:)
     real_settings: tuple[str, ...] = ("AB:copyA,copyB",)  # "setting:task1,task2" two-task mixtures
     real_m: int = 16  # in-context examples per real-model prompt
     real_prompts: int = 6  # prompts per grid point
-    real_lams: tuple[float, ...] = (1.0, 0.5, 0.0)  # share of the first task on the real-model grid
+    # share of the first task on the real-model grid; (1, .5, 0) alone cannot tell a model from the tie-splitting
+    # majority chooser (exact there), so the quick grid has the .75 / .25 points too (issue 44)
+    real_lams: tuple[float, ...] = (1.0, 0.75, 0.5, 0.25, 0.0)
+    scale_models: tuple[str, ...] = ()  # C5: models of one family, smallest first ((): the first and last real model)
+    device: str = "cpu"  # torch device of hf: / pretrained models ("cuda" in the paper preset)
     real_check_exact: bool = True  # compare the shared-prefix scorer with plain per-pair teacher forcing
     real_acc_threshold: float = 0.5  # single-task greedy accuracy a model needs for C1 to be measured on a setting
     # ---- task vectors (C4) on a real model
-    tv_model: str = ""  # pretrained name for the task-vector experiment ("" = skip)
+    tv_model: str = ""  # pretrained name or hf: spec for the task-vector experiment ("" = skip)
     tv_setting: str = "country:capital,continent"
     tv_m: int = 10  # examples in the prompts that define the task vectors
     tv_prompts: int = 12  # prompts per task (extraction) and zero-shot queries (patching)
@@ -81,8 +89,15 @@ class Config:
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
         for s in self.scale_sizes:
             check_option(s, "scale_sizes", ("S", "M", "L"))
-        for mname in (*self.real_models, *((self.tv_model,) if self.tv_model else ())):
-            check_option(mname, "real_models", _REAL)
+        for mname in (*self.real_models, *self.scale_models, *((self.tv_model,) if self.tv_model else ())):
+            _check_model_name(mname)
+        if self.scale_models and (len(self.scale_models) < 2 or any(m not in self.real_models
+                                                                   for m in self.scale_models)):
+            raise ValueError(f"scale_models must name >= 2 of real_models (smallest first), got {self.scale_models!r}")
+        if len({_tag(m) for m in self.real_models}) != len(self.real_models):
+            raise ValueError(f"real_models must have distinct names, got {self.real_models!r}")
+        if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith(("cuda", "mps"))):
+            raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:<i>' or 'mps', got {self.device!r}")
         for spec in (*self.real_settings, self.tv_setting):
             _parse_setting(spec)
         if not isinstance(self.real_lams, tuple) or len(self.real_lams) < 3:
@@ -101,6 +116,130 @@ class Config:
                    real_settings=("AB:copyA,copyB", "word:first,last", "country:capital,continent:spaced"),
                    real_m=20, real_prompts=8, real_lams=(1.0, 0.75, 0.5, 0.25, 0.0), tv_model="gemma-3-270m",
                    tv_setting="AB:copyA,copyB")
+
+    @classmethod
+    def paper(cls) -> Config:
+        """The paper's models and settings (official configs, spec §2.1, §2.7, §4), run through vLLM servers and
+        local transformers weights that the user provides (model strings; ``--set real_models=...`` to change)."""
+        qwen = tuple(f"openai:http://localhost:{8001 + i}/v1#Qwen/Qwen1.5-{size}"
+                     for i, size in enumerate(("0.5B", "1.8B", "4B", "7B", "14B", "72B")))
+        return dataclasses.replace(
+            cls.full(),
+            # Figure 2's open models (official configs: Meta-Llama-3-70B, Qwen1.5-72B) and the §6 scale family
+            # Qwen1.5 0.5B..72B, served by vLLM (echo + prompt log-probs); GPT-3.5-turbo-instruct is left out: the
+            # official code scores it by enumerating top-10 log-probs through the OpenAI API, which our scorer does
+            # not implement (it needs echo + prompt log-probs)
+            real_models=("openai:http://localhost:8000/v1#meta-llama/Meta-Llama-3-70B", *qwen),
+            scale_models=(qwen[0], qwen[-1]),  # §6: smallest vs largest of one family
+            # the four Figure-2 settings in the official format; the paper mixes all K tasks uniformly, our claims
+            # need a two-task grid (Deviations 4), so each setting's first two tasks
+            real_settings=("add_translate:digits,en", "country:capital,continent", "AB:copyA,copyB", "word:first,last"),
+            real_m=60,  # official configs: m = 60 for the three-task settings (80 for the four-task ones)
+            real_prompts=100,  # official configs: num_exper = 100 prompts per setting (here per grid point)
+            # §5 task vectors on a Llama-family model (spec: recollection), local weights for the hooks
+            tv_model="hf:meta-llama/Meta-Llama-3-8B", tv_setting="country:capital,continent", tv_m=10, tv_prompts=50,
+            # from scratch: the paper's model sizes and training were not retrievable (spec §2.4): full's CPU design
+            device="cuda")
+
+    def plan(self) -> Plan:
+        """The dry run: stages, models, needs and a time estimate from per-unit costs measured here."""
+        return _plan(self)
+
+
+#: seconds per unit measured on this project's 2-core machine (loaded, one torch thread), 2026-12-03: TinyGPT training
+#: steps (README lever tables: S 22 s / 2,000 steps, L 251 s / 2,000 steps incl. checks; M timed here, 30 steps),
+#: TinyGPT answer scoring (60 prompts per size), SmolLM2-135M scoring of m = 16 AB prompts (0.78 s) and greedy
+#: single-task answers (0.69 s); Gemma-3-270M about 1.5 s per m = 20 prompt (README "Can I use?" and benchmark)
+_MEASURED = "2-core CPU under load, one torch thread, 2026-12-03 (timing snippets of the real code and the README's runs)"
+_TRAIN_S = {"S": 0.011, "M": 0.045, "L": 0.13}
+_SCORE_S = {"S": 0.0005, "M": 0.001, "L": 0.004}
+_REAL_S = {"smollm2-135m-instruct": 0.75 / 16, "gemma-3-270m": 1.5 / 20}  # seconds per in-context example
+#: other models (a vLLM server or local weights on a GPU): SmolLM2's measured CPU rate x the parameter ratio
+#: (parameters read from the name, e.g. "70B"; 7B when it has none) / an assumed GPU speed-up over one CPU thread
+_GPU_SPEEDUP = 5000.0
+
+
+def _per_example(name: str) -> tuple[float, str, str]:
+    """(seconds per in-context example of a scored prompt, measured_on, scale_note) for one model."""
+    key = name.split(":", 1)[-1] if name.startswith("pretrained:") else name
+    if key in _REAL_S:
+        return _REAL_S[key], _MEASURED, ""
+    found = re.findall(r"(\d+(?:\.\d+)?)[bB]\b", name)
+    billions = float(found[-1]) if found else 7.0
+    ratio = billions * 1e9 / 135e6
+    return (_REAL_S["smollm2-135m-instruct"] * ratio / _GPU_SPEEDUP, "SmolLM2-135M on " + _MEASURED,
+            f"x {ratio:.3g} parameters ({billions:g}B) / GPU assumed {_GPU_SPEEDUP:g}x one CPU thread")
+
+
+def _plan(cfg: Config) -> Plan:
+    sizes = [cfg.size, *[x for x in cfg.scale_sizes if x != cfg.size]] if cfg.scratch else []
+    K = len(cfg.tasks)
+    points = len(range(0, cfg.m_eval + 1, max(1, cfg.m_eval // 4))) + (4 if K == 3 else 0)
+    costs = []
+    for size in sizes:
+        costs.append(UnitCost(f"from scratch: train TinyGPT {size} ({cfg.n_seeds} seed(s))", "training step",
+                              cfg.n_seeds * cfg.steps, _TRAIN_S[size], _MEASURED))
+        n_tv = (2 * cfg.tv_prompts * 10) if cfg.tv_size == size else 0
+        costs.append(UnitCost(f"from scratch: score TinyGPT {size} on {points} grid points", "prompt",
+                              cfg.n_seeds * (points * cfg.grid_prompts + K * cfg.acc_prompts) + n_tv, _SCORE_S[size],
+                              _MEASURED))
+    served = [m for m in cfg.real_models if m not in _REAL and not m.startswith("pretrained:")]
+    for m in cfg.real_models:
+        per_ex, where, note = _per_example(m)
+        n = len(cfg.real_settings) * cfg.real_prompts * (len(cfg.real_lams) + 2)
+        costs.append(UnitCost(f"real model {m}: {len(cfg.real_settings)} setting(s), grid of {len(cfg.real_lams)} + "
+                              "2 single-task accuracies", "prompt", n, per_ex * cfg.real_m, where, note))
+    if cfg.tv_model:
+        per_ex, where, note = _per_example(cfg.tv_model)
+        layers = 18 if not note else 32  # Gemma-3-270M has 18 decoder layers; a Llama-3-8B-size model 32
+        n = cfg.tv_prompts * (2 + 2 * layers + 5 + 3)
+        costs.append(UnitCost(f"task vectors on {cfg.tv_model} (~{layers} layers swept)", "prompt", n,
+                              per_ex * cfg.tv_m, where, note))
+    gpu = cfg.device != "cpu" or bool(served)
+    weights = tuple(m for m in (*cfg.real_models, cfg.tv_model) if m.startswith("hf:"))
+    servers = ", ".join(m.split(":", 1)[1] for m in cfg.real_models if m.startswith("openai:"))
+    stages = [f"from scratch: TinyGPT {'/'.join(sizes)} on single-task F-AB {'/'.join(cfg.tasks)} prompts, "
+              f"{cfg.steps} steps x {cfg.n_seeds} seed(s); grid of {points} points x {cfg.grid_prompts} prompts"] \
+        if sizes else []
+    stages += [f"real models ({len(cfg.real_models)}): two-task grids lambda in {list(cfg.real_lams)} on "
+               f"{', '.join(cfg.real_settings)} (m = {cfg.real_m}, {cfg.real_prompts} prompts per point)"]
+    if cfg.tv_model:
+        stages.append(f"task vectors on {cfg.tv_model} ({cfg.tv_setting}, m = {cfg.tv_m})")
+    return Plan(
+        slug="task_superposition", scale="config", stages=stages,
+        models=tuple(dict.fromkeys((*(f"TinyGPT {x} (trained here)" for x in sizes), *cfg.real_models,
+                                    *((cfg.tv_model,) if cfg.tv_model else ())))),
+        datasets=("official task settings from the shipped lookup tables (countries, number words, wonderwords "
+                  "nouns); synthetic F-AB prompts",),
+        runs=1,
+        needs=Needs(cpu_cores=2, gpus=8 if served else (1 if gpu else 0), gpu_memory_gb=80.0 if gpu else 0.0,
+                    ram_gb=16.0 if gpu else 4.0, disk_gb=300.0 if gpu else 1.0, weights=weights,
+                    server=(f"vLLM OpenAI-compatible servers with echo + prompt log-probs: {servers}" if servers
+                            else "")),
+        costs=costs,
+        notes=("Model strings are --set real_models=..., scale_models=..., tv_model=... (hf:/path or "
+               "openai:http://host:port/v1#name); the 70B/72B servers need tensor parallelism over several GPUs.",)
+        if gpu else ())
+
+
+def _check_model_name(name: str) -> None:
+    """A pretrained name of icml25.llm or a load_model spec (``hf:<folder>``, ``openai:<url>#<model>``, ...)."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"real_models entries must be model names or specs, got {name!r}")
+    if ":" not in name:
+        check_option(name, "real_models", _REAL)
+    elif name.split(":", 1)[0].lower() not in ("hf", "pretrained", "openai", "tiny"):
+        raise ValueError(f"real_models entry {name!r}: expected a pretrained name {_REAL} or a spec hf:<folder>, "
+                         "pretrained:<name>, openai:<base_url>#<model> or tiny:<dir>")
+
+
+def _tag(name: str) -> str:
+    """Short model tag for claim ids: 'smollm2' / 'gemma' for the pretrained names (as before), else the
+    lower-cased last path component of the spec ('qwen1.5-72b')."""
+    if ":" not in name:
+        return name.split("-")[0]
+    last = re.split(r"[/#:]", name.rstrip("/"))[-1]
+    return re.sub(r"[^a-z0-9.]+", "-", last.lower()).strip("-") or "model"
 
 
 def _parse_setting(spec: str) -> Any:
@@ -124,10 +263,20 @@ def _probs(model: Any, items: list[Any], stub: bool) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------------ real models
-def _load_real(name: str) -> Any:
+def _load_real(name: str, device: str = "cpu") -> Any:
+    """Load a real model by pretrained name or load_model spec; a failure names what to pass instead."""
+    from icml25.core.errors import UsageError
     from icml25.llm import load_model
 
-    return load_model(f"pretrained:{name}")
+    spec = name if ":" in name else f"pretrained:{name}"
+    kind = spec.split(":", 1)[0].lower()
+    kw = {"device": device} if kind in ("hf", "pretrained") and device != "cpu" else {}
+    try:
+        return load_model(spec, **kw)
+    except (OSError, ValueError, ImportError, RuntimeError) as exc:
+        raise UsageError(f"task_superposition: cannot load model {spec!r} ({' '.join(str(exc).split())[:300]}); "
+                         "pass --set real_models=... (and tv_model=...) with hf:/path/to/local/weights or "
+                         "openai:http://host:8000/v1#<served name> (a vLLM server: echo + prompt log-probs)") from exc
 
 
 def _real_eval(model: Any, cfg: Config, spec: str, seed: int, stub: bool) -> dict[str, Any]:
@@ -184,11 +333,11 @@ def _exactness(model: Any, cfg: Config, spec: str, seed: int) -> float:
 def _run(scale: Scale, seed: int, out: Path, cfg: Config, stub: bool) -> Report:
     check_int(seed, "seed", low=0)
     with thread_limits(cfg.threads):
-        return _experiments(seed, cfg, stub)
+        return _experiments(seed, cfg, stub, Scale.parse(scale))
 
 
-def _experiments(seed: int, cfg: Config, stub: bool) -> Report:
-    rep = Report(slug="task_superposition", title=TITLE)
+def _experiments(seed: int, cfg: Config, stub: bool, scale: Scale = Scale.QUICK) -> Report:
+    rep = Report(slug="task_superposition", title=TITLE, scale=scale)
     t0 = time.perf_counter()
 
     # ---- from scratch: C2 (emergence) and C3 (calibration) ----
@@ -200,18 +349,20 @@ def _experiments(seed: int, cfg: Config, stub: bool) -> Report:
 
     # ---- real pretrained models (C1, C5) ----
     real: dict[tuple[str, str], dict[str, Any]] = {}
-    exact = None
+    exact, exact_model = None, ""
     for mname in cfg.real_models:
-        model = None if stub else _load_real(mname)
+        model = None if stub else _load_real(mname, cfg.device)
         for spec in cfg.real_settings:
             real[(mname, spec)] = _real_eval(model, cfg, spec, seed, stub)
-        if cfg.real_check_exact and exact is None:
+        if cfg.real_check_exact and exact is None and (stub or type(model).__name__ == "HFModel"):
+            # the shared-prefix scorer runs on transformers models only (servers score through their own logprobs)
             exact = 0.0 if stub else _exactness(model, cfg, cfg.real_settings[0], seed)
+            exact_model = mname
         del model
     if exact is not None:
         # fails if: the shared-prefix KV-cache scorer mis-aligns positions, pads inside the prompt, or tokenises the
         # answer differently from plain teacher forcing
-        rep.add_claim("S1", f"exact scoring on {cfg.real_models[0]}: shared-prefix scorer = plain per-pair teacher "
+        rep.add_claim("S1", f"exact scoring on {exact_model}: shared-prefix scorer = plain per-pair teacher "
                       "forcing (max |delta log P|)", None, exact, "<=", 1e-3, kind="check")
     rows = [r for v in real.values() for r in v["rows"]]
     if rows:
@@ -223,8 +374,9 @@ def _experiments(seed: int, cfg: Config, stub: bool) -> Report:
                                                 "calibration error": v["calib"], "other": v["other"],
                                                 "tokenisation boundary mismatches": v["mismatch"]}
                                                for k, v in real.items()])
+    headline_key = (cfg.real_models[-1], cfg.real_settings[0]) if cfg.real_models else None
     for (mname, spec), v in real.items():
-        tag = f"{mname.split('-')[0]}/{spec.split(':')[0]}"
+        tag = f"{_tag(mname)}/{spec.split(':')[0]}"
         aid = f"A-{tag}"
         # fails if: the model cannot do the single tasks few-shot (then superposition of them is not measurable)
         rep.add_claim(aid, f"{mname}, {spec}: single-task greedy accuracy (min of 2 tasks, m={cfg.real_m}) >= "
@@ -243,35 +395,60 @@ def _experiments(seed: int, cfg: Config, stub: bool) -> Report:
         # fails if: every prompt is answered by one task (the majority baseline gives 0)
         rep.add_claim(f"C1b-{tag}", f"{mname}, {spec}: fraction of mixed prompts with both tasks' answers >= 0.1 "
                       ">= 0.5", None, v["frac_multi"], ">=", 0.5, kind="paper", scale=Scale.FULL, requires=[aid],
+                      headline=(mname, spec) == headline_key,
                       note="paper Fig. 2 (7B-70B models): several answers carry probability in the same prompt; "
                            "threshold ours")
-    if len(cfg.real_models) == 2 and not stub:
-        small, large = cfg.real_models
-        shared = [s for s in cfg.real_settings if min(real[(small, s)]["acc"] + real[(large, s)]["acc"])
-                  >= cfg.real_acc_threshold]
-        fm = [real[(large, s)]["frac_multi"] - real[(small, s)]["frac_multi"] for s in cfg.real_settings]
-        cal = [real[(large, s)]["calib"] - real[(small, s)]["calib"] for s in cfg.real_settings]
-        # fails if: the larger model keeps fewer tasks in play (paper §6: more tasks in parallel with scale)
-        rep.add_claim("C5a", f"{large} vs {small}: mean over settings of frac(>=2 tasks >= 0.1) difference >= 0",
-                      None, float(np.mean(fm)), ">=", 0.0, kind="paper", scale=Scale.FULL,
-                      note=f"settings where both models pass the single-task precondition: {shared or 'none'}")
-        # fails if: the larger model is less calibrated (paper §6: lower KL with scale)
-        rep.add_claim("C5c", f"{large} vs {small}: calibration error difference (large - small) <= 0", None,
-                      float(np.mean(cal)), "<=", 0.0, kind="paper", scale=Scale.FULL)
+    _scale_claims(rep, cfg, real, stub, scale)
 
     # ---- task vectors (C4) ----
     if cfg.tv_model and not stub:
         from ._tv_experiment import add_task_vector_results, task_vector_experiment
 
-        tvm = _load_real(cfg.tv_model)
+        tvm = _load_real(cfg.tv_model, cfg.device)
         tv = task_vector_experiment(tvm, _parse_setting(cfg.tv_setting), cfg.tv_m, cfg.tv_prompts, seed)
         del tvm
-        add_task_vector_results(rep, tv, cfg.tv_model.split("-")[0], f"{cfg.tv_model} ({cfg.tv_setting})")
+        add_task_vector_results(rep, tv, _tag(cfg.tv_model), f"{cfg.tv_model} ({cfg.tv_setting})")
     rep.notes.append("Answer probabilities are exact sequence probabilities of answer + '\\n' (teacher forcing; the "
                      "official code omits the terminator). 'other' = 1 - sum_k P(y_k).")
     rep.notes.append(f"wall time {time.perf_counter() - t0:.0f} s")
     rep.add_figure("calibration_grid", _figure_grid(scratch.get("main"), list(real.items())))
     return rep
+
+
+def _scale_claims(rep: Report, cfg: Config, real: dict[tuple[str, str], dict[str, Any]], stub: bool,
+                  scale: Scale) -> None:
+    """C5a / C5c (paper §6): the larger model keeps more tasks in play and is better calibrated, measured only on the
+    settings where both models pass the single-task precondition (not measured when there is none)."""
+    models = list(cfg.scale_models) or (list(cfg.real_models[::len(cfg.real_models) - 1])
+                                        if len(cfg.real_models) >= 2 else [])
+    kw_a = dict(id="C5a", paper_value=None, comparison=">=", threshold=0.0, kind="paper", scale=Scale.FULL,
+                headline=True)
+    kw_c = dict(id="C5c", paper_value=None, comparison="<=", threshold=0.0, kind="paper", scale=Scale.FULL,
+                headline=True)
+    if len(models) < 2 or stub:
+        why = ("two real models of one family (smallest first; the full preset: SmolLM2-135M and Gemma-3-270M)"
+               if len(models) < 2 else "the real models (the stub scores none)")
+        for kw, what in ((kw_a, "frac(>=2 tasks >= 0.1) difference large - small >= 0"),
+                         (kw_c, "calibration error difference large - small <= 0")):
+            statement = f"larger vs smaller model: {what}, over the settings both pass"
+            if scale.rank < Scale.FULL.rank:
+                rep.add_unmeasured_claim(statement=statement, **kw, needs=f"--scale full: {why}")
+            else:
+                rep.add_claim(statement=statement, measured=math.nan, **kw, note=f"not measured: needs {why}")
+        return
+    small, large = models[0], models[-1]
+    shared = [s for s in cfg.real_settings if min(real[(small, s)]["acc"] + real[(large, s)]["acc"])
+              >= cfg.real_acc_threshold]
+    fm = [real[(large, s)]["frac_multi"] - real[(small, s)]["frac_multi"] for s in shared]
+    cal = [real[(large, s)]["calib"] - real[(small, s)]["calib"] for s in shared]
+    note = (f"over the settings where both models pass the single-task precondition: {shared}" if shared else
+            "not measured: no setting where both models pass the single-task precondition (A-* claims)")
+    # fails if: the larger model keeps fewer tasks in play (paper §6: more tasks in parallel with scale)
+    rep.add_claim(statement=f"{large} vs {small}: mean over the settings both pass of frac(>=2 tasks >= 0.1) "
+                  "difference >= 0", measured=float(np.mean(fm)) if shared else math.nan, note=note, **kw_a)
+    # fails if: the larger model is less calibrated (paper §6: lower KL with scale)
+    rep.add_claim(statement=f"{large} vs {small}: calibration error difference (large - small) over the settings "
+                  "both pass <= 0", measured=float(np.mean(cal)) if shared else math.nan, note=note, **kw_c)
 
 
 def _figure_grid(r0: dict[str, Any] | None, real: list[Any]) -> Any:
