@@ -7,6 +7,8 @@ attention mask, so ``n``, ``temperature``, ``top_p``, ``stop`` and ``token_logpr
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,41 @@ __all__ = ["HFModel", "save_random_gpt2"]
 
 _CHUNK = 32  # rows per forward pass when scoring
 _MAX_LOGITS = 1 << 26  # at most this many logits (256 MB of float32) per scoring forward pass
+
+
+_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+_FOLDER = "a transformers model folder (config.json, model.safetensors or pytorch_model.bin, tokenizer files)"
+
+
+def _check_folder(folder: Path) -> None:
+    """config.json is a JSON object and some weights file exists (one-line errors naming the file)."""
+    from icml25.core.files import FileFormatError, read_json
+
+    cfg = read_json(folder / "config.json", f"the config.json of {_FOLDER}")
+    if not isinstance(cfg, dict):
+        raise FileFormatError(f"{folder / 'config.json'}: a JSON {type(cfg).__name__}; expected a JSON object")
+    found = [f for f in _WEIGHTS if (folder / f).is_file()]
+    if not found:
+        raise FileNotFoundError(f"{folder}: no model.safetensors (nor pytorch_model.bin or a sharded index); "
+                                f"expected {_FOLDER}")
+
+
+@contextlib.contextmanager
+def _folder_errors(folder: Path | None, what: str) -> Iterator[None]:
+    """Turn transformers' errors on a damaged local folder into one line naming the folder and what it lacks."""
+    if folder is None:
+        yield
+        return
+    try:
+        yield
+    except MemoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (transformers, tokenizers and safetensors raise many types)
+        from icml25.core.files import FileFormatError
+
+        detail = " ".join(str(exc).split())
+        raise FileFormatError(f"{folder}: transformers could not load {what} ({type(exc).__name__}: "
+                              f"{detail[:160]}); expected {_FOLDER}") from exc
 
 
 class HFModel:
@@ -58,13 +95,19 @@ class HFModel:
             raise FileNotFoundError(
                 f"HFModel: the model folder {str(path)!r} {what}; pass the path of a local transformers model "
                 "folder (save_pretrained output or `huggingface-cli download <repo> --local-dir <dir>`), "
-                "or allow_download=True to fetch it from the Hugging Face Hub")
+                "or allow_download=True to fetch it from the Hugging Face Hub; expected config.json, the weights "
+                "and the tokenizer files there")
         src = str(local) if local.exists() else str(path)
         kw = {"local_files_only": not allow_download, "trust_remote_code": trust_remote_code}
-        if tokenizer is None or isinstance(tokenizer, (str, Path)):
-            tokenizer = transformers.AutoTokenizer.from_pretrained(str(tokenizer or src), **kw)
+        if local.is_dir():
+            _check_folder(local)
+        with _folder_errors(local if local.is_dir() else None, "the tokenizer (tokenizer.json or tokenizer_config.json "
+                            "and vocabulary files)"):
+            if tokenizer is None or isinstance(tokenizer, (str, Path)):
+                tokenizer = transformers.AutoTokenizer.from_pretrained(str(tokenizer or src), **kw)
         self.tokenizer = tokenizer
-        self.model = transformers.AutoModelForCausalLM.from_pretrained(src, **kw)
+        with _folder_errors(local if local.is_dir() else None, "the model (weights that fit config.json)"):
+            self.model = transformers.AutoModelForCausalLM.from_pretrained(src, **kw)
         if dtype is not None:
             self.model = self.model.to(getattr(torch, dtype) if isinstance(dtype, str) else dtype)
         self.model = self.model.to(device).eval()

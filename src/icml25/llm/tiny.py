@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import warnings
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,6 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from icml25.core.files import FileFormatError, read_json
 from icml25.core.validation import check_int, check_positive, check_probability, check_real
 
 from .base import Generation, validate_prompts
@@ -362,13 +365,37 @@ class TinyGPT:
 
     @classmethod
     def load(cls, directory: str | Path) -> TinyGPT:
-        """Load a model written by :meth:`save`."""
+        """Load a model written by :meth:`save`.
+
+        A missing file raises ``FileNotFoundError`` naming it; a malformed ``config.json``, ``tokenizer.json`` or
+        ``model.pt`` raises ``ValueError`` with one line naming the file and what was expected.
+        """
         d = _check_dir(directory, "directory")
-        if not (d / "config.json").is_file() or not (d / "model.pt").is_file():
-            raise FileNotFoundError(f"no TinyGPT model in {d}: expected config.json, tokenizer.json and model.pt "
-                                    "written by TinyGPT.save(dir)")
-        meta = json.loads((d / "config.json").read_text())
-        lm = cls(TinyGPTConfig(**meta["config"]), load_tokenizer(d / "tokenizer.json"))
-        lm.module.load_state_dict(torch.load(d / "model.pt", map_location="cpu", weights_only=True))
+        missing = [f for f in ("config.json", "tokenizer.json", "model.pt") if not (d / f).is_file()]
+        if missing:
+            raise FileNotFoundError(f"no TinyGPT model in {d}: {missing[0]} is missing; expected config.json, "
+                                    "tokenizer.json and model.pt written by TinyGPT.save(dir)")
+        what = "the config.json of TinyGPT.save ({'format': 'icml25-tinygpt', 'config': {...}, 'vocab_size': n})"
+        meta = read_json(d / "config.json", what)
+        try:
+            if not isinstance(meta, dict) or meta.get("format", "icml25-tinygpt") != "icml25-tinygpt":
+                raise ValueError("not a TinyGPT config")
+            config = TinyGPTConfig(**meta["config"])
+            vocab_size = int(meta["vocab_size"])
+        except (KeyError, TypeError, ValueError) as exc:
+            detail = f"no {exc} entry" if isinstance(exc, KeyError) else " ".join(str(exc).split())[:100]
+            raise FileFormatError(f"{d / 'config.json'}: {detail}; expected {what}") from None
+        tokenizer = load_tokenizer(d / "tokenizer.json")
+        if tokenizer.vocab_size != vocab_size:
+            raise FileFormatError(f"{d / 'tokenizer.json'}: {tokenizer.vocab_size} tokens; expected the vocab_size "
+                                  f"{vocab_size} of config.json (files of two different models?)")
+        lm = cls(config, tokenizer)
+        try:
+            state = torch.load(d / "model.pt", map_location="cpu", weights_only=True)
+            lm.module.load_state_dict(state)
+        except (EOFError, OSError, RuntimeError, ValueError, TypeError, AttributeError, pickle.UnpicklingError,
+                zipfile.BadZipFile) as exc:
+            raise FileFormatError(f"{d / 'model.pt'}: not a state dict of this config ({type(exc).__name__}: "
+                                  f"{' '.join(str(exc).split())[:80]}); expected the model.pt of TinyGPT.save") from None
         lm.module.eval()
         return lm

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from icml25.core.files import FileFormatError, read_json
+
 __all__ = ["PAD", "EOT", "UNK", "CharTokenizer", "ByteTokenizer", "WordTokenizer", "load_tokenizer",
            "tokenizer_from_dict"]
 
@@ -318,12 +320,19 @@ def tokenizer_from_dict(d: dict[str, Any]) -> CharTokenizer | ByteTokenizer | Wo
 
 
 def load_tokenizer(path: str | Path) -> CharTokenizer | ByteTokenizer | WordTokenizer:
-    """Load a tokenizer saved with ``save(path)``."""
+    """Load a tokenizer saved with ``save(path)`` (a missing or malformed file raises ``FileNotFoundError`` or
+    ``ValueError`` with one line naming it and what was expected)."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file path (str or Path), got {type(path).__name__}")
     if not str(path).strip():
         raise ValueError("path must be a non-empty file path, got ''")
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"tokenizer file not found: {path}")
-    return tokenizer_from_dict(json.loads(path.read_text()))
+    what = "a tokenizer JSON written by save() ({'type': 'char' | 'byte' | 'word', ...})"
+    if not path.exists():
+        raise FileNotFoundError(f"tokenizer file not found: {path}; expected {what}")
+    d = read_json(path, what)  # a directory, not UTF-8, not JSON: one line naming the file (and the line)
+    try:
+        return tokenizer_from_dict(d)
+    except (KeyError, ValueError, TypeError) as exc:
+        detail = f"no {exc} entry" if isinstance(exc, KeyError) else " ".join(str(exc).split())[:120]
+        raise FileFormatError(f"{path}: {detail}; expected {what}") from None
