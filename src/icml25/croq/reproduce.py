@@ -37,7 +37,7 @@ class Config:
     cpopt_epochs: int = 200  # full-batch Adam epochs of CP-OPT on LLM features
     batch_size: int = 8  # prompts per LLM forward pass
     n_single_check: int = 4  # revised questions re-asked one at a time to compare with the batched answers
-    torch_threads: int = 1  # torch CPU threads
+    torch_threads: int = 1  # torch/BLAS CPU threads (the runner applies them)
 
     def __post_init__(self) -> None:
         from icml25.core.validation import check_int, check_probability
@@ -98,12 +98,9 @@ def reproduce_stub(scale: Scale, seed: int, out: Path, config: Config) -> Report
 
 
 def _run(seed: int, config: Config, stub: bool, with_llm: bool) -> Report:
-    import torch
-
     from . import _experiments as ex
     from ._real_report import real_model_claims
 
-    torch.set_num_threads(int(config.torch_threads))
     report = Report(slug="croq", title="Prune 'n Predict: Optimizing LLM Decision-making with Conformal Prediction")
     rng = np.random.default_rng(seed)
 

@@ -239,7 +239,6 @@ def _train_qtheta(cfg: Config, f: Ehrlich, prev: np.ndarray, nxt: np.ndarray, se
 def _run_all(scale: Scale, seed: int, out: Path, cfg: Config, trained: bool) -> Report:
     import torch
 
-    torch.set_num_threads(1)  # a 1-layer, width-32 model: one thread is faster here (see README)
     if cfg.device.startswith("cuda") and not torch.cuda.is_available():
         from icml25.core.errors import UsageError
 

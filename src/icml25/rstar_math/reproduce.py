@@ -45,7 +45,7 @@ class Config:
     block_size: int = 256  # context length in tokens
     n_heldout: int = 40  # held-out L1 problems for the format check
     ppm_loss: str = "paper"  # "paper" (Eq. 4 mean) or "official" (count-weighted sum)
-    torch_threads: int = 1  # torch intra-op threads of training and evaluation (search workers use 1 each)
+    torch_threads: int = 1  # torch/BLAS threads of the run, applied by the runner (search workers use 1 each)
     search_workers: int = 1  # processes sharing each self-evolution round's search (1 = in-process)
     rounds: int = 1  # self-evolution rounds (round 1 = bootstrap search + smoke training above)
     later_candidates: int = 4  # candidates per expansion in rounds >= 2 and in MCTS evaluation
@@ -128,11 +128,8 @@ def reproduce_stub(scale: Scale, seed: int, out: Path, config: Config) -> Report
 
 def _run(seed: int, out: Path, config: Config, baseline: bool) -> Report:
     """The stages of :mod:`._experiment` in order, timed, then the report built from their results."""
-    import torch
-
     from . import _experiment as ex
 
-    torch.set_num_threads(config.torch_threads)
     report = Report(slug="rstar_math", title="rStar-Math (Guan et al., ICML 2025)")
     t0 = time.perf_counter()
     workdir = ex.prepare_workdir(Path(out) / "self_evolution", config, seed, baseline)

@@ -10,9 +10,12 @@ differ from the single-process ones. Worker processes (backends "process" and "r
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
+
+from icml25.core.threads import thread_limits
 
 from .mcts import as_problem_list
 from .tree import Tree
@@ -20,28 +23,19 @@ from .tree import Tree
 __all__ = ["sharded_search"]
 
 
-def _one_torch_thread() -> None:
-    """Limit torch (if installed) to one intra-op thread in a worker; the parent's limit may not propagate."""
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - searches without torch (rule-based policies)
-        return
-    torch.set_num_threads(1)
-
-
 def _search_shard(make_search: Callable[[], Any], shard: list, rollouts: int | None, extra_unsolved: int = 0,
                   worker: bool = False) -> list[dict]:
     """Search one shard; then ``extra_unsolved`` more rollouts on its still-unsolved trees with the same search
-    object (as the single-process search would continue)."""
-    if worker:
-        _one_torch_thread()
-    search = make_search()
-    trees = search.search(shard, rollouts=rollouts)
-    if extra_unsolved > 0:
-        unsolved = [t for t in trees if not t.solved()]
-        if unsolved:
-            search.search(trees=unsolved, rollouts=extra_unsolved)
-    return [t.to_json() for t in trees]
+    object (as the single-process search would continue). A worker searches with one torch/BLAS thread (the
+    parent's limit may not propagate)."""
+    with thread_limits(1) if worker else contextlib.nullcontext():
+        search = make_search()
+        trees = search.search(shard, rollouts=rollouts)
+        if extra_unsolved > 0:
+            unsolved = [t for t in trees if not t.solved()]
+            if unsolved:
+                search.search(trees=unsolved, rollouts=extra_unsolved)
+        return [t.to_json() for t in trees]
 
 
 def sharded_search(problems, make_search: Callable[[], Any], n_shards: int = 2, backend: str = "process",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from icml25.core.threads import thread_limits
+
 __all__ = ["main"]
 
 
@@ -25,16 +27,17 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--lambda-mode", default="adam", choices=["adam", "exact"])
     v.add_argument("--batch", type=int, default=20, help="images per batch")
     args = parser.parse_args(argv)
+    with thread_limits(1):  # one torch/BLAS thread: the fastest for these models on CPU
+        return _verify(parser, args)
 
-    import torch
 
+def _verify(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .models import MODEL_INFO, load_images, load_model
     from .network import BoundedNet
     from .verification import verify
 
     if args.model not in MODEL_INFO:
         parser.error(f"--model must be one of {', '.join(MODEL_INFO)}, got {args.model!r}")
-    torch.set_num_threads(1)
     dataset, shape, paper_radius = MODEL_INFO[args.model]
     args.radius = paper_radius if args.radius is None else args.radius
     net = BoundedNet(load_model(args.model, path=args.weights), shape)

@@ -121,7 +121,6 @@ def _run(scale: Scale, seed: int, cfg: Config, stub: bool) -> Report:
     from .network import BoundedNet
     from .verification import lipnaive_bounds
 
-    torch.set_num_threads(1)
     torch.manual_seed(seed)
     report = Report(slug="sdp_crown", title=_PAPER_TITLE)
     # the stub replaces SDP-CROWN (and its hybrid) by plain CROWN everywhere
