@@ -105,7 +105,8 @@ def load_image_folder(folder: str | Path, resolution: int = 512, channels: int =
     """Load every .png/.jpg/.jpeg/.webp image in ``folder``, centre-crop to a square, resize to ``resolution``.
 
     Returns float32 images (N, channels, resolution, resolution) in [0, 1] (RGB for channels=3, grey for 1), sorted
-    by file name. Needs Pillow.
+    by file name. Needs Pillow. An unreadable image (empty, truncated, not an image, a folder) raises ``ValueError``
+    naming the file.
 
     Examples
     --------
@@ -129,9 +130,16 @@ def load_image_folder(folder: str | Path, resolution: int = 512, channels: int =
     files = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".png", ".jpg", ".jpeg", ".webp"))
     if not files:
         raise ValueError(f"folder {str(folder)!r} holds no .png/.jpg/.jpeg/.webp images")
+    from icml25.core.files import FileFormatError
+
     out = []
     for f in files:
-        im = Image.open(f).convert("RGB" if channels == 3 else "L")
+        try:
+            with Image.open(f) as raw:
+                im = raw.convert("RGB" if channels == 3 else "L")
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+            raise FileFormatError(f"{f}: not a readable image ({type(exc).__name__}: {str(exc)[:60]}); expected a "
+                                  f".png/.jpg/.jpeg/.webp image file") from None
         w, h = im.size
         s = min(w, h)
         im = im.crop(((w - s) // 2, (h - s) // 2, (w - s) // 2 + s, (h - s) // 2 + s))
