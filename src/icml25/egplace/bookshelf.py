@@ -6,7 +6,8 @@ spaces, ``#`` comments anywhere on a line, CRLF or LF line endings, tabs, ``UCLA
 order mark, and optional fields (the ``terminal``/``terminal_NI`` flag, the net name after ``NetDegree``, the pin
 direction and offsets, the orientation and ``/FIXED`` flags of a ``.pl`` line, the site fields of a row). The
 ``Num...`` header counts are optional; when present they must match what the file lists (a truncated file is caught).
-Lines with keywords the reader does not use are skipped.
+The ``.scl`` keywords the reader does not use (``Sitewidth``, ``Siteorient``, ``Sitesymmetry``) are skipped; any
+other line of a ``.scl`` is an error.
 
 Every error is a :class:`BookshelfError` (a ``ValueError``) whose one-line message is ``<file>:<line>: expected ...,
 got ...`` (or ``<file>: ...`` when no single line is at fault).
@@ -24,6 +25,9 @@ __all__ = ["BookshelfError", "BookshelfFiles", "read_aux", "read_nodes", "read_p
 
 #: longest excerpt of an offending line quoted in an error message
 _SNIP = 60
+#: the keywords of a ``.scl`` file (any case)
+_SCL_KEYS = {"numrows", "corerow", "coordinate", "height", "sitewidth", "sitespacing", "siteorient", "sitesymmetry",
+             "subroworigin", "end"}
 #: the ``<kind>`` of a ``UCLA <kind> 1.0`` header line
 _KINDS = {"aux", "nodes", "nets", "wts", "pl", "scl", "shapes", "route"}
 
@@ -239,6 +243,10 @@ def read_scl(path: Path) -> tuple[float, float]:
     spacing = 1.0
     for no, tok in _lines(path, ".scl"):
         key = tok[0].lower()
+        if key not in _SCL_KEYS:
+            raise BookshelfError(f"{path}:{no}: expected a .scl keyword (NumRows, CoreRow, Coordinate, Height, "
+                                 f"Sitewidth, Sitespacing, Siteorient, Sitesymmetry, SubrowOrigin, End), got "
+                                 f"{_snip(tok)}")
         if _is_key(tok, "numrows"):
             n_rows = (no, _count(tok, path, no))
         elif key == "corerow":
