@@ -337,6 +337,68 @@ def test_strict_refuses_and_default_warns_once_when_a_mechanism_is_missing(monke
     assert r3.error_type == "BlockingIOError", r3
 
 
+_LIMITS = ("CPU", "AS", "FSIZE", "NOFILE", "NPROC", "CORE")
+_PRINT_LIMITS = ("import resource\nfor n in " + repr(_LIMITS) + ":\n"
+                 "    print(*resource.getrlimit(getattr(resource, 'RLIMIT_' + n)))")
+
+
+@pytest.mark.parametrize("namespaces", [True, False])
+def test_an_inherited_lower_hard_limit_is_kept_not_raised(namespaces, monkeypatch):
+    # Regression: timeout_s=20 asks for RLIMIT_CPU (22, 23), above the hard 20 the harness gives the child; raising
+    # a hard limit needs CAP_SYS_RESOURCE (missing for root in this container), so every run failed with
+    # "ValueError: not allowed to raise maximum limit". Now the tighter limit holds and the others still apply.
+    if namespaces and SUP.namespaces is None:
+        pytest.skip(f"namespaces unavailable: {SUP.missing}")
+    if not namespaces:
+        monkeypatch.setattr(sbmod, "_SUPPORT", dataclasses.replace(SUP, namespaces=None, missing=("x",)))
+        monkeypatch.setattr(sbmod, "_WARNED", True)
+    ex = _OSOnly(timeout_s=START_TIMEOUT, memory_mb=256, file_size_mb=8, python_guards=False,
+                 allowed_imports=("resource",))
+    r = ex.run(_PRINT_LIMITS)
+    assert r.ok, r
+    got = dict(zip(_LIMITS, (tuple(int(x) for x in ln.split()) for ln in r.stdout.splitlines())))
+    assert got == {"CPU": (20, 20), "AS": (256 << 20,) * 2, "FSIZE": (8 << 20,) * 2, "NOFILE": (64, 64),
+                   "NPROC": (0, 0), "CORE": (0, 0)}, r
+    r = _OSOnly(timeout_s=TIMEOUT, memory_mb=256, python_guards=False,  # below the fence: the asked limit
+                allowed_imports=("resource",)).run(_PRINT_LIMITS)
+    assert r.ok and r.stdout.splitlines()[0] == f"{int(TIMEOUT) + 2} {int(TIMEOUT) + 3}", r
+
+
+def test_limits_are_set_per_run_never_in_the_executor_process(monkeypatch):
+    """Every limit is the per-run child's: the executor's own (soft and hard) are unchanged by runs in both modes,
+    serial and pooled, so no run can lower what a later one gets."""
+    def snapshot():
+        return {n: resource.getrlimit(getattr(resource, n)) for n in dir(resource) if n.startswith("RLIMIT_")}
+
+    before, text = snapshot(), Path("/proc/self/limits").read_text()
+    for sup in (SUP, dataclasses.replace(SUP, namespaces=None, missing=("x",))):
+        monkeypatch.setattr(sbmod, "_SUPPORT", sup)
+        monkeypatch.setattr(sbmod, "_WARNED", True)
+        small = _OSOnly(timeout_s=TIMEOUT, memory_mb=128, file_size_mb=1, python_guards=False, workers=2,
+                        allowed_imports=("resource",))
+        big = _OSOnly(timeout_s=START_TIMEOUT, memory_mb=1024, file_size_mb=32, python_guards=False, workers=2,
+                      allowed_imports=("resource",))
+        first = small.run(_PRINT_LIMITS)
+        pooled = big.run_many([_PRINT_LIMITS] * 2)
+        assert first.ok and all(p.ok for p in pooled), (first, pooled)
+        assert first.stdout.splitlines()[1] == f"{128 << 20} {128 << 20}"
+        for p in pooled:  # a later, larger run gets its own (larger) limits: nothing lowered earlier leaks
+            assert p.stdout.splitlines()[1:3] == [f"{1024 << 20} {1024 << 20}", f"{32 << 20} {32 << 20}"], p
+    assert snapshot() == before
+    assert Path("/proc/self/limits").read_text() == text
+
+
+def test_a_refused_limit_is_a_setup_failure_not_the_codes_error(monkeypatch):
+    # a setrlimit the kernel refuses (here: soft above hard, EINVAL -> ValueError) is reported as SandboxError
+    src = sbmod._boot_source()
+    old = '_lower_limit(resource.RLIMIT_CPU, cfg["cpu"], cfg["cpu"] + 1)'
+    assert old in src
+    monkeypatch.setattr(sbmod, "_boot_source",
+                        lambda: src.replace(old, 'resource.setrlimit(resource.RLIMIT_CPU, (5, 4))'))
+    r, _ = _run("print('never')")
+    assert r.error_type == "SandboxError" and "ValueError" in r.error and r.stdout == "", r
+
+
 def test_strict_sandbox_runs_here_when_everything_is_available():
     if SUP.missing:
         pytest.skip(f"missing here: {SUP.missing}")

@@ -10,7 +10,8 @@ text to a fresh interpreter. Before any user code runs, the process
    size-limited writable tmpfs ``/sandbox`` (the working directory); then ``chroot`` into it. Nothing else of
    the host file system exists there, and the network namespace has only a downed loopback device;
 2. closes inherited file descriptors, sets ``RLIMIT_AS``, ``RLIMIT_CPU``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``,
-   ``RLIMIT_NPROC`` = 0 (no fork) and ``RLIMIT_CORE`` = 0;
+   ``RLIMIT_NPROC`` = 0 (no fork) and ``RLIMIT_CORE`` = 0, soft and hard, in this per-run process only (never
+   in the executor's); a lower hard limit it inherited is kept (the tighter one holds, none is raised);
 3. (``drop``) drops to ``uid``/``gid`` (``nobody``) with no supplementary groups when started as root, or (user
    namespace) drops every capability; sets ``no_new_privs``, not-dumpable and a parent-death ``SIGKILL``;
 4. installs a seccomp filter that refuses process creation (threads stay possible where ``RLIMIT_NPROC`` allows
@@ -259,8 +260,21 @@ def _set_limits(cfg):
         os.closerange(3, 1 << 16)
     for name, value in (("RLIMIT_AS", cfg["mem"]), ("RLIMIT_FSIZE", cfg["fsize"]),
                         ("RLIMIT_NOFILE", cfg["nofile"]), ("RLIMIT_NPROC", 0), ("RLIMIT_CORE", 0)):
-        resource.setrlimit(getattr(resource, name), (value, value))
-    resource.setrlimit(resource.RLIMIT_CPU, (cfg["cpu"], cfg["cpu"] + 1))
+        _lower_limit(getattr(resource, name), value, value)
+    _lower_limit(resource.RLIMIT_CPU, cfg["cpu"], cfg["cpu"] + 1)
+
+
+def _lower_limit(res, soft, hard):
+    """Set ``res`` to ``(soft, hard)``, never above the hard limit this process inherited.
+
+    Only lowering is possible here: raising a hard limit needs ``CAP_SYS_RESOURCE`` (absent for an unprivileged
+    user, and for root in many containers), so a tighter inherited limit (``ulimit -t`` of a batch job, a test
+    harness's own fence) would otherwise fail every run with ``ValueError``. The tighter of the two holds.
+    """
+    cur_hard = resource.getrlimit(res)[1]
+    if cur_hard != resource.RLIM_INFINITY:
+        hard = min(hard, cur_hard)
+    resource.setrlimit(res, (min(soft, hard), hard))
 
 
 def _drop_privileges(cfg):
@@ -393,7 +407,7 @@ def main():
             elif cfg["seccomp"]:
                 _install_no_fork_filter()
         report.update(uid=os.getuid(), euid=os.geteuid(), cwd=os.getcwd())
-    except OSError as e:
+    except (OSError, ValueError) as e:  # ValueError: resource.setrlimit refused (a setup failure, not the code's)
         _fail(f"{type(e).__name__}: {e}")
     if cfg["probe"]:
         sys.stdout.write(json.dumps(report) + "\n")

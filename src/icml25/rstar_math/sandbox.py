@@ -271,7 +271,9 @@ class SubprocessExecutor:
     timeout_s : float
         Wall-clock limit per run, from launch; when it expires the process running the code (PID 1 of its PID
         namespace, held through a pidfd) and the child's process group are killed, and nothing the code started
-        outlives the call (official: 60 s). The CPU-time limit is ``ceil(timeout_s) + 1`` s.
+        outlives the call (official: 60 s). The CPU-time limit (``RLIMIT_CPU``) is ``int(timeout_s) + 2`` s
+        (hard: one more). Every limit is set in the per-run child only, never in this process, and never above
+        a hard limit the child inherited from it (the tighter one holds; see the bootstrap's ``_lower_limit``).
     memory_mb : int
         Address-space limit (``RLIMIT_AS``) of the child.
     allowed_imports : sequence of str
