@@ -73,7 +73,8 @@ def test_full_config_code_path_runs_at_tiny_size(tmp_path, monkeypatch) -> None:
                                               ("mlp_radius", float("nan")), ("n_images", 201),
                                               ("pgd_steps", -1), ("sweep_radii", (1.0, 0.5)),
                                               ("tight_hidden", ()), ("n_images", "3"),
-                                              ("table1_models", ("cifar10_convlarge",)), ("table1_batch", 0)])
+                                              ("table1_models", ("cifar10_convhuge",)), ("table1_batch", 0),
+                                              ("device", "tpu"), ("weights_dir", 3)])
 def test_config_rejects_bad_fields(field: str, value) -> None:
     from icml25.sdp_crown.reproduce import Config
 
@@ -84,7 +85,77 @@ def test_config_rejects_bad_fields(field: str, value) -> None:
 def test_presets_are_valid() -> None:
     from icml25.sdp_crown.reproduce import Config
 
-    assert Config.quick() != Config.full()
+    assert Config.quick() != Config.full() != Config.paper()
+    paper = Config.paper()
+    assert paper.n_images == 200 and paper.mlp_iters == paper.table1_iters == 300 and paper.device == "cuda"
+    assert {"mnist_convlarge", "cifar10_cnn_b", "cifar10_convlarge"} <= set(paper.table1_models)
+
+
+def test_plans_follow_the_config() -> None:
+    """The dry run names its preset, and --set changes the estimate."""
+    from icml25.sdp_crown.reproduce import Config
+
+    for name in ("quick", "full", "paper"):
+        plan = getattr(Config, name)().plan()
+        assert plan.scale == name and plan.estimated_seconds > 0
+    quick = Config.quick()
+    assert dataclasses.replace(quick, mlp_images=20).plan().estimated_seconds > quick.plan().estimated_seconds
+    assert Config.paper().plan().needs.gpus == 1 and len(Config.paper().plan().needs.weights) == 3
+
+
+def test_paper_scale_code_path_measures_the_abstract_claim(tmp_path, monkeypatch) -> None:
+    """At paper scale the ConvLarge claim (the abstract's 65k neurons / 2.47M parameters) is measured, not NaN;
+    the models are swapped for tiny nets of the same input shapes (the real ConvLarge weights are the user's)."""
+    import torch
+
+    from icml25.sdp_crown import models
+    from icml25.sdp_crown.reproduce import reproduce
+
+    real = models.load_model
+    monkeypatch.setattr(models, "load_model", lambda name, path=None: real(name, path) if name == "mnist_mlp"
+                        else _tiny_convnet(models.MODEL_INFO[name][1]))
+    torch.set_num_threads(1)
+    cfg = dataclasses.replace(_tiny_full(), table1_models=("cifar10_convlarge",), device="cpu", optimize_all=True)
+    rep = reproduce(scale=Scale.PAPER, seed=0, out=tmp_path, config=cfg)
+    claim = next(c for c in rep.claims if c.id == "convlarge")
+    assert claim.headline and claim.scale == Scale.PAPER and claim.measured == claim.measured
+    assert "cifar10_convlarge" in rep.tables
+
+
+def test_convlarge_architecture_matches_the_abstract() -> None:
+    """CIFAR ConvLarge: 2.47 million parameters and 65 thousand neurons (65,536 counting the 3,072 inputs)."""
+    import torch
+    from torch import nn
+
+    from icml25.sdp_crown.models import _BUILDERS
+
+    seq, _ = _BUILDERS["cifar10_convlarge"]()
+    assert round(sum(p.numel() for p in seq.parameters()) / 1e6, 2) == 2.47
+    h, relu = torch.zeros(1, 3, 32, 32), 0
+    for m in seq:
+        h = m(h)
+        relu += h.numel() if isinstance(m, nn.ReLU) else 0
+    assert relu + 3 * 32 * 32 == 65_536 and h.shape == (1, 10)
+
+
+def test_user_weights_load_from_a_release_pth_and_missing_ones_say_where(tmp_path, monkeypatch) -> None:
+    """The three unshipped models load from the release's .pth state dict; without it the error says where to put it."""
+    import torch
+
+    from icml25.core.data import DataNotFoundError
+    from icml25.sdp_crown.models import _BUILDERS, load_model
+
+    monkeypatch.setenv("ICML25_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(DataNotFoundError, match="cifar10_cnn_b.pth"):
+        load_model("cifar10_cnn_b")
+    seq, index = _BUILDERS["cifar10_cnn_b"]()
+    inverse = {v: k for k, v in index.items()}
+    state = {f"{inverse[int(k.split('.')[0])]}.{k.split('.')[1]}": v for k, v in seq.state_dict().items()
+             if k.split(".")[0] != "0"}  # the release's keys (no Normalize buffers)
+    torch.save(state, tmp_path / "cnn_b.pth")
+    model = load_model("cifar10_cnn_b", path=tmp_path / "cnn_b.pth")
+    assert model(torch.rand(2, 3, 32, 32)).shape == (2, 10)
+    assert torch.equal(model[2].weight, seq[2].weight)
 
 
 def test_bad_inputs_name_the_argument() -> None:

@@ -16,8 +16,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="verified accuracy of a model on the paper's first n test images")
     v.add_argument("--model", default="mnist_mlp", help="mnist_mlp | mnist_convsmall | cifar10_cnn_a | cifar10_cnn_c "
-                   "| cifar10_convsmall | cifar10_convdeep (shipped)")
-    v.add_argument("--weights", default=None, help="path to a .npz state dict replacing the shipped weights")
+                   "| cifar10_convsmall | cifar10_convdeep (shipped) | mnist_convlarge | cifar10_cnn_b | "
+                   "cifar10_convlarge (weights given with --weights)")
+    v.add_argument("--weights", default=None, help="path to a .npz (or the release's .pth) state dict replacing the "
+                   "shipped weights")
     v.add_argument("--radius", type=float, default=None,
                    help="ℓ2 radius ρ in raw [0, 1] pixel units (default: the paper's, e.g. 1.0 or 24/255)")
     v.add_argument("--n", type=int, default=20, help="number of images (1..200)")
@@ -40,7 +42,13 @@ def _verify(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         parser.error(f"--model must be one of {', '.join(MODEL_INFO)}, got {args.model!r}")
     dataset, shape, paper_radius = MODEL_INFO[args.model]
     args.radius = paper_radius if args.radius is None else args.radius
-    net = BoundedNet(load_model(args.model, path=args.weights), shape)
+    from icml25.core.data import DataNotFoundError
+
+    try:
+        model = load_model(args.model, path=args.weights)
+    except DataNotFoundError as exc:
+        parser.error(str(exc))
+    net = BoundedNet(model, shape)
     X, y = load_images(dataset, args.n)
     kw = {} if args.method in ("lipnaive", "crown") else {"iters": args.iters, "lambda_mode": args.lambda_mode}
     if args.method != "lipnaive" and net.is_conv:

@@ -15,15 +15,19 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml25.core.data import resolve_data
+from icml25.core.data import DataNotFoundError, cache_dir, resolve_data
 from icml25.core.validation import check_int, check_real
 
-__all__ = ["load_model", "load_images", "train_digits_mlp", "digits_data", "MODELS", "MODEL_INFO"]
+__all__ = ["load_model", "load_images", "train_digits_mlp", "digits_data", "MODELS", "USER_MODELS", "MODEL_INFO"]
 
 _URL = "https://github.com/thomasdeltort/SDP-CROWN/raw/c0ee99b27ecdcc00ea82ed25f99a79d87582a98e/"
 
 #: the paper's released models shipped here (Table 1 rows; ConvLarge ×2 and CNN-B were not available)
 MODELS = ("mnist_mlp", "mnist_convsmall", "cifar10_cnn_a", "cifar10_cnn_c", "cifar10_convsmall", "cifar10_convdeep")
+#: Table 1 models whose architecture is built here but whose weights are not shipped: the user provides the release's
+#: ``models/<name>.pth`` (or an ``.npz`` of its state dict) in ``weights_dir`` or the cache, or downloads it with
+#: ``--allow-download``
+USER_MODELS = ("mnist_convlarge", "cifar10_cnn_b", "cifar10_convlarge")
 
 #: CIFAR-10 preprocessing of the paper's code: per-channel mean, the same std 0.225 for every channel (spec §3)
 CIFAR_MEAN = (125.3 / 255, 123.0 / 255, 113.9 / 255)
@@ -42,14 +46,17 @@ def _mnist_convsmall() -> tuple[nn.Sequential, dict[str, int]]:
     return seq, {"conv1": 0, "conv2": 2, "fc1": 5, "fc2": 7}
 
 
-def _cifar(convs: list[tuple[int, int, int, int, int]], fcs: list[tuple[int, int]]
+def _cifar(convs: list[tuple[int, int, int, int, int]], fcs: list[tuple[int, int]], pad: tuple | None = None
            ) -> tuple[nn.Sequential, dict[str, int]]:
-    """Normalize, then Conv2d(in, out, k, stride, pad)+ReLU per entry, Flatten, Linear(+ReLU but the last).
+    """Normalize, [ZeroPad2d(pad)], then Conv2d(in, out, k, stride, pad)+ReLU per entry, Flatten, Linear(+ReLU but
+    the last).
 
     The state-dict keys count the modules of the original net without the Normalize layer (index shift 1)."""
     from .network import Normalize
 
     mods: list[nn.Module] = [Normalize(CIFAR_MEAN, [CIFAR_STD] * 3)]
+    if pad is not None:
+        mods.append(nn.ZeroPad2d(pad))
     for cin, cout, k, s, p in convs:
         mods += [nn.Conv2d(cin, cout, k, s, p), nn.ReLU()]
     mods.append(nn.Flatten())
@@ -61,6 +68,27 @@ def _cifar(convs: list[tuple[int, int, int, int, int]], fcs: list[tuple[int, int
     return nn.Sequential(*mods), index
 
 
+def _convlarge(channels: int, side: int) -> tuple[nn.Sequential, dict[str, int]]:
+    """ConvLarge of Table 1 (the release's ``models.py``): Conv(c,32,3,1,1), Conv(32,32,4,2,1), Conv(32,64,3,1,1),
+    Conv(64,64,4,2,1), Linear(64·(side/4)², 512), Linear(512, 512), Linear(512, 10); keys ``conv1..4``, ``fc1..3``.
+    CIFAR (c = 3, side 32): 62,464 ReLU neurons (65,536 with the 3,072 inputs) and 2,466,858 parameters."""
+    from .network import Normalize
+
+    mods: list[nn.Module] = [Normalize(CIFAR_MEAN, [CIFAR_STD] * 3)] if channels == 3 else []
+    names = []
+    for i, (cin, cout, k, s, p) in enumerate([(channels, 32, 3, 1, 1), (32, 32, 4, 2, 1), (32, 64, 3, 1, 1),
+                                              (64, 64, 4, 2, 1)], 1):
+        names.append((f"conv{i}", len(mods)))
+        mods += [nn.Conv2d(cin, cout, k, s, p), nn.ReLU()]
+    mods.append(nn.Flatten())
+    for i, (a, b) in enumerate([(64 * (side // 4) ** 2, 512), (512, 512), (512, 10)], 1):
+        names.append((f"fc{i}", len(mods)))
+        mods.append(nn.Linear(a, b))
+        if i < 3:
+            mods.append(nn.ReLU())
+    return nn.Sequential(*mods), dict(names)
+
+
 _BUILDERS = {
     "mnist_mlp": _mnist_mlp,
     "mnist_convsmall": _mnist_convsmall,
@@ -69,6 +97,11 @@ _BUILDERS = {
     "cifar10_convsmall": lambda: _cifar([(3, 16, 4, 2, 0), (16, 32, 4, 2, 0)], [(1152, 100), (100, 10)]),
     "cifar10_convdeep": lambda: _cifar([(3, 8, 4, 2, 1), (8, 8, 3, 1, 1), (8, 8, 3, 1, 1), (8, 8, 4, 2, 1)],
                                        [(512, 100), (100, 10)]),
+    # not shipped (USER_MODELS): the architectures of the release's models.py, weights provided by the user
+    "mnist_convlarge": lambda: _convlarge(1, 28),
+    "cifar10_cnn_b": lambda: _cifar([(3, 32, 5, 2, 0), (32, 128, 4, 2, 1)], [(8192, 250), (250, 10)],
+                                    pad=(1, 2, 1, 2)),
+    "cifar10_convlarge": lambda: _convlarge(3, 32),
 }
 
 #: per model: data set, input shape, the paper's ℓ2 radius in raw [0, 1] pixel units (Table 1; the CIFAR radius
@@ -80,6 +113,9 @@ MODEL_INFO = {
     "cifar10_cnn_c": ("cifar", (3, 32, 32), 24 / 255),
     "cifar10_convsmall": ("cifar", (3, 32, 32), 24 / 255),
     "cifar10_convdeep": ("cifar", (3, 32, 32), 24 / 255),
+    "mnist_convlarge": ("mnist", (1, 28, 28), 0.3),
+    "cifar10_cnn_b": ("cifar", (3, 32, 32), 24 / 255),
+    "cifar10_convlarge": ("cifar", (3, 32, 32), 8 / 255),
 }
 
 
@@ -88,10 +124,13 @@ def load_model(name: str, path: str | Path | None = None) -> nn.Sequential:
 
     Parameters
     ----------
-    name : one of :data:`MODELS`
-        Model name (Table 1 rows MNIST MLP / ConvSmall, CIFAR CNN-A / CNN-C / ConvSmall / ConvDeep).
+    name : one of :data:`MODELS` or :data:`USER_MODELS`
+        Model name (Table 1 rows MNIST MLP / ConvSmall, CIFAR CNN-A / CNN-C / ConvSmall / ConvDeep, shipped; MNIST
+        ConvLarge, CIFAR CNN-B / ConvLarge, whose weights the user provides).
     path : path-like, optional
-        A ``.npz`` state dict to use instead of the shipped copy.
+        A ``.npz`` state dict (or the release's ``.pth`` state dict) to use instead of the shipped copy; for
+        :data:`USER_MODELS` the default is ``<name>.pth`` or ``<name>.npz`` in the cache (``~/.cache/icml25/
+        sdp_crown``), downloaded from the release with ``--allow-download``.
 
     Returns
     -------
@@ -107,16 +146,40 @@ def load_model(name: str, path: str | Path | None = None) -> nn.Sequential:
     ('Normalize', 10)
     """
     if name not in _BUILDERS:
-        raise ValueError(f"name must be one of {MODELS}, got {name!r}")
-    file = resolve_data("sdp_crown", f"{name}.npz", path=path, url=_URL + f"models/{name}.pth")
+        raise ValueError(f"name must be one of {MODELS + USER_MODELS}, got {name!r}")
+    file = _weights_file(name, path)
     seq, index = _BUILDERS[name]()
-    state = np.load(file)
+    if Path(file).suffix == ".pth":  # the release's state dict, read as tensors only (no pickled code)
+        state = {k: v.numpy() for k, v in torch.load(file, map_location="cpu", weights_only=True).items()}
+    else:
+        with np.load(file) as npz:
+            state = {k: npz[k] for k in npz.files}
     sd = dict(seq.state_dict())  # keeps the Normalize buffers, which the released files do not hold
-    for key in state.files:
+    for key, value in state.items():
         prefix, leaf = key.rsplit(".", 1)
-        sd[f"{index[prefix]}.{leaf}"] = torch.from_numpy(np.asarray(state[key], dtype=np.float32))
+        if prefix not in index:
+            raise ValueError(f"{file}: key {key!r} is not a layer of {name} (expected prefixes {sorted(index)})")
+        sd[f"{index[prefix]}.{leaf}"] = torch.from_numpy(np.asarray(value, dtype=np.float32))
     seq.load_state_dict(sd)
     return seq.eval()
+
+
+def _weights_file(name: str, path: str | Path | None) -> Path:
+    """The weights of ``name``: ``path``, else the shipped/cached ``.npz``; for :data:`USER_MODELS` the cached
+    ``.pth`` or ``.npz`` (or a download of the release's ``.pth`` when allowed)."""
+    if path is not None or name in MODELS:
+        return resolve_data("sdp_crown", f"{name}.npz", path=path)
+    try:
+        return resolve_data("sdp_crown", f"{name}.npz")
+    except DataNotFoundError:
+        pass
+    try:
+        return resolve_data("sdp_crown", f"{name}.pth", url=_URL + f"models/{name}.pth")
+    except DataNotFoundError as exc:
+        raise DataNotFoundError(
+            f"the weights of {name} (Table 1) are not shipped: put the release's models/{name}.pth (or an .npz of its "
+            f"state dict) at {cache_dir('sdp_crown') / (name + '.pth')}, pass path=... (reproduction: --set "
+            f"weights_dir=<folder>), or rerun with --allow-download ({exc})") from None
 
 
 def load_images(dataset: str = "mnist", n: int = 200) -> tuple[torch.Tensor, torch.Tensor]:
