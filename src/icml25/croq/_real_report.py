@@ -3,6 +3,8 @@ full: F_*, the paper's H1-H3 per (model, data set) under a competence preconditi
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
 import numpy as np
@@ -14,8 +16,73 @@ _SHORT = {"smollm2-135m-instruct": "smollm2", "gemma-3-270m": "gemma"}
 _PAPER_SRC = "Sec. 5, counts over the 27 main settings (spec §3; from a full-text summary, not checked in the PDF)"
 
 
+#: the count claims: id, statement, the paper's count over its 27 settings
+_COUNT_CLAIMS = (
+    ("F_count_H1", "H1: share of competent settings where CP-OPT sets are smaller", 17 / 27),
+    ("F_count_H2_cpopt", "H2 (headline): share of competent settings where CROQ + CP-OPT beats standard", 24 / 27),
+    ("F_count_H2_logits", "H2: share of competent settings where CROQ + logits beats standard", 19 / 27),
+    ("F_count_H3", "H3: share of competent settings where CROQ is better with CP-OPT than with logits", 22 / 27),
+)
+
+
 def _row(sweep: dict, score: str, a: float) -> dict[str, Any]:
     return next(r for r in sweep["rows"] if r["score"] == score and abs(r["alpha"] - a) < 1e-9)
+
+
+def short_name(model: str) -> str:
+    """Tag of a model in claim ids: 'smollm2' / 'gemma' for the pretrained names, else the lower-cased last path
+    component of the load_model spec ('meta-llama-3-8b-instruct')."""
+    if model in _SHORT:
+        return _SHORT[model]
+    last = re.split(r"[/#:]", model.rstrip("/"))[-1]
+    return re.sub(r"[^a-z0-9.]+", "-", last.lower()).strip("-") or "model"
+
+
+def option_counts(config: Any) -> tuple[int, ...]:
+    """The option counts of the CROQ runs: ``config.option_counts`` or ``(config.n_options,)``."""
+    return tuple(config.option_counts) or (int(config.n_options),)
+
+
+def split_sizes(config: Any, n_questions: int) -> tuple[int, int, int]:
+    """(train, calibration, test) questions of one setting: fixed counts, or shares of the data set."""
+    if config.split_fractions:
+        tr, ca, te = (int(math.floor(f * n_questions)) for f in config.split_fractions)
+        return tr, ca, te
+    return int(config.n_train), int(config.n_cal), int(config.n_test)
+
+
+def make_answerer(model: str, config: Any) -> Any:
+    """LLMAnswerer of a pretrained name or a load_model spec (``hf:<folder>``, ``openai:<url>#<name>``); a model that
+    cannot be loaded stops the run with one line naming what to pass."""
+    from icml25.core.errors import UsageError
+    from icml25.llm import load_model
+
+    from .llm_answerer import LLMAnswerer
+
+    spec = model if ":" in model else f"pretrained:{model}"
+    kind = spec.split(":", 1)[0].lower()
+    kw = {"device": config.device} if kind in ("hf", "pretrained") and config.device != "cpu" else {}
+    try:
+        lm = load_model(spec, **kw)
+    except (OSError, ValueError, ImportError, RuntimeError) as exc:
+        raise UsageError(f"croq: cannot load model {spec!r} ({' '.join(str(exc).split())[:300]}); pass --set "
+                         "models=<spec>[,<spec>...] with hf:/path/to/local/transformers/folder or "
+                         "openai:http://host:8000/v1#<served name>") from exc
+    return LLMAnswerer(lm, batch_size=config.batch_size)
+
+
+#: the abstract's main result, carried by the count claims (full and paper scale; not measurable at quick)
+HEADLINE_COUNTS = ("F_count_H2_cpopt", "F_count_H2_logits", "F_count_H3")
+
+
+def headline_placeholders(report: Report, scale: Scale) -> None:
+    """At quick scale the count claims of the abstract's result need the full or paper run: registered, not measured."""
+    for cid, text, paper in _COUNT_CLAIMS:
+        if cid in HEADLINE_COUNTS and all(c.id != cid for c in report.claims):
+            report.add_unmeasured_claim(cid, text, paper, comparison=">", threshold=0.5, kind="paper",
+                                        scale=Scale.FULL, source=_PAPER_SRC, headline=True,
+                                        needs="--scale full (SmolLM2, Gemma-3-270M on four data sets) or --scale "
+                                              "paper (the paper's LLMs): CROQ on real LLMs with a competence check")
 
 
 def _competence_threshold(m: int, n: int) -> float:
@@ -33,36 +100,37 @@ def real_model_claims(report: Report, config: Any, seed: int, stub: bool) -> Non
     from ._real_models import CachingAnswerer, premise_accuracy, setting_sweep
     from .croq import CROQ
     from .datasets import DATASETS, build_mcq
-    from .llm_answerer import LLMAnswerer
 
-    quick = config.n_train == 0
+    quick = config.n_train == 0 and not config.split_fractions
     sc = Scale.QUICK if quick else Scale.FULL
     cpopt_kwargs = {"hidden_dims": (64, 32), "beta": 10.0, "lam": 10.0, "lam_ce": 1.0, "lam_l2": 1e-4,
                     "epochs": config.cpopt_epochs, "lr": 1e-3}
     a0 = float(config.claim_alpha)
     settings: list[dict[str, Any]] = []
     table: list[dict[str, Any]] = []
-    jobs = [(m, d) for m in config.models for d in config.datasets]
+    counts = option_counts(config)
+    jobs = [(m, d, k) for m in config.models for d in config.datasets for k in counts]
     answerers: dict[str, Any] = {}
-    for model, ds in progress(jobs, "CROQ on pretrained LLMs"):
+    for model, ds, k in progress(jobs, "CROQ on pretrained LLMs"):
         if model not in answerers:
             answerers.clear()  # one model in memory at a time
-            answerers[model] = LLMAnswerer(f"pretrained:{model}", batch_size=config.batch_size)
+            answerers[model] = make_answerer(model, config)
         ans = answerers[model]
         cached = CachingAnswerer(ans)
-        qs = build_mcq(ds, config.n_options, seed=seed)
-        need = config.n_train + config.n_cal + config.n_test
-        if len(qs) < need:
-            raise ValueError(f"{ds} has {len(qs)} {config.n_options}-option questions, fewer than n_train + n_cal + "
-                             f"n_test = {need}")
+        qs = build_mcq(ds, k, seed=seed, subjects="all" if ds == "mmlu" and config.mmlu_subjects == "all" else None)
+        n_tr, n_ca, n_te = split_sizes(config, len(qs))
+        need = n_tr + n_ca + n_te
+        if len(qs) < need or min(n_ca, n_te) < 20:
+            raise ValueError(f"{ds} has {len(qs)} {k}-option questions: not enough for {n_tr} training, {n_ca} "
+                             f"calibration and {n_te} test questions (at least 20 each for calibration and test)")
         idx = np.random.default_rng([seed, DATASETS.index(ds)]).permutation(len(qs))[:need]
         chosen = [qs[i] for i in idx]
-        train = chosen[:config.n_train]
-        cal = chosen[config.n_train:config.n_train + config.n_cal]
-        test = chosen[config.n_train + config.n_cal:]
+        train = chosen[:n_tr]
+        cal = chosen[n_tr:n_tr + n_ca]
+        test = chosen[n_tr + n_ca:]
         sweep = setting_sweep(cached, train, cal, test, tuple(config.alphas), cpopt_kwargs, seed, config.resplits,
                               stub=stub)
-        prem = (premise_accuracy(cached, test, config.premise_keep, seed) if config.premise_keep
+        prem = (premise_accuracy(cached, test, config.premise_keep, seed) if 0 < config.premise_keep < k
                 else (sweep["acc_standard"], float("nan")))
         mech = None
         if config.n_single_check:
@@ -70,11 +138,11 @@ def real_model_claims(report: Report, config: Any, seed: int, stub: bool) -> Non
             p = sweep["passes"]["test"].probabilities()
             mech = ex.croq_mechanics(cached, test, sweep["passes"]["test"], p, croq.conformal_.predict_sets(p),
                                      n_single=config.n_single_check, single_reader=ans)
-        tag = f"{_SHORT[model]}_{ds}"
+        tag = f"{short_name(model)}_{ds}" + (f"_{k}" if len(counts) > 1 else "")
         settings.append({"tag": tag, "model": model, "dataset": ds, "sweep": sweep, "premise": prem, "mech": mech,
-                         "n_cal": len(cal), "n_test": len(test), "m": config.n_options})
+                         "n_cal": len(cal), "n_test": len(test), "m": k})
         for r in sweep["rows"]:
-            table.append({"model": model, "dataset": ds, **{k: v for k, v in r.items()}})
+            table.append({"model": model, "dataset": ds, "options": k, **dict(r.items())})
         table[-1]["letter_mass"] = sweep["letter_mass"]
     report.add_table("croq_real_models_alpha_sweep", table)
     report.add_table("croq_real_models_settings", [
@@ -153,7 +221,7 @@ def _full_claims(report: Report, settings: list[dict], config: Any, a0: float) -
                          f"(alpha={a0}, mean over {config.resplits} cal/test re-splits)", None,
                          min(rl["resplit_coverage"], ro["resplit_coverage"]), ">=", lo, kind="mechanism", scale=sc,
                          note=f"logits {rl['resplit_coverage']:.3f}, CP-OPT {ro['resplit_coverage']:.3f}")
-        if config.premise_keep:
+        if 0 < config.premise_keep < s["m"]:
             acc_full, acc_small = s["premise"]
             # fails if: the model ignores the listed options, or revised prompts are built wrongly
             report.add_claim(f"F_{tag}_premise", f"premise (Fig. 1): accuracy rises when {s['dataset']} questions "
@@ -193,16 +261,10 @@ def _full_claims(report: Report, settings: list[dict], config: Any, a0: float) -
                      len(competent), ">=", 1, kind="check", scale=sc,
                      note="competent: " + (", ".join(competent) or "none"))
     req = ["F_any_competent"]
-    for cid, text, vals, paper in (
-            ("F_count_H1", "H1: share of competent settings where CP-OPT sets are smaller", h1, 17 / 27),
-            ("F_count_H2_cpopt", "H2 (headline): share of competent settings where CROQ + CP-OPT beats standard",
-             h2c, 24 / 27),
-            ("F_count_H2_logits", "H2: share of competent settings where CROQ + logits beats standard", h2l, 19 / 27),
-            ("F_count_H3", "H3: share of competent settings where CROQ is better with CP-OPT than with logits", h3,
-             22 / 27)):
+    for (cid, text, paper), vals in zip(_COUNT_CLAIMS, (h1, h2c, h2l, h3)):
         # fails if: the effect holds in a minority of the settings where the model is competent
         report.add_claim(cid, text + f" (alpha={a0})", paper, float(np.mean(vals)) if vals else float("nan"), ">",
-                         0.5, kind="paper", scale=sc, source=_PAPER_SRC, requires=req,
+                         0.5, kind="paper", scale=sc, source=_PAPER_SRC, requires=req, headline=cid in HEADLINE_COUNTS,
                          note=f"{sum(vals)} of {len(vals)} competent settings; paper {round(paper * 27)}/27 (some "
                               "significant, some not); threshold: a majority (our choice, the paper states counts)")
     # fails if: CROQ never improves on any competent setting

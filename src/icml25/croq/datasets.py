@@ -35,7 +35,7 @@ from icml25.core.files import (
 from .mcq import LETTERS, MCQ
 
 __all__ = ["build_mcq", "load_mmlu_redux", "load_truthfulqa", "load_toolalpaca", "load_countries",
-           "SHIPPED_MMLU_SUBJECTS", "DATASETS"]
+           "SHIPPED_MMLU_SUBJECTS", "ALL_MMLU_SUBJECTS", "DATASETS"]
 
 DATASETS = ("mmlu", "truthfulqa", "toolalpaca", "countries")
 _URL = "https://raw.githubusercontent.com/"
@@ -45,6 +45,22 @@ SHIPPED_MMLU_SUBJECTS = (
     "college_medicine", "computer_security", "formal_logic", "high_school_biology", "high_school_computer_science",
     "machine_learning", "management", "marketing", "professional_accounting", "professional_medicine",
     "public_relations",
+)
+#: all 57 MMLU subjects (MMLU-Redux has 100 questions each); the 41 not shipped are read from the cache or downloaded
+#: from the MMLU-Redux repository with ``--allow-download`` (``build_mcq("mmlu", ..., subjects="all")``)
+ALL_MMLU_SUBJECTS = (
+    "abstract_algebra", "anatomy", "astronomy", "business_ethics", "clinical_knowledge", "college_biology",
+    "college_chemistry", "college_computer_science", "college_mathematics", "college_medicine", "college_physics",
+    "computer_security", "conceptual_physics", "econometrics", "electrical_engineering", "elementary_mathematics",
+    "formal_logic", "global_facts", "high_school_biology", "high_school_chemistry", "high_school_computer_science",
+    "high_school_european_history", "high_school_geography", "high_school_government_and_politics",
+    "high_school_macroeconomics", "high_school_mathematics", "high_school_microeconomics", "high_school_physics",
+    "high_school_psychology", "high_school_statistics", "high_school_us_history", "high_school_world_history",
+    "human_aging", "human_sexuality", "international_law", "jurisprudence", "logical_fallacies", "machine_learning",
+    "management", "marketing", "medical_genetics", "miscellaneous", "moral_disputes", "moral_scenarios", "nutrition",
+    "philosophy", "prehistory", "professional_accounting", "professional_law", "professional_medicine",
+    "professional_psychology", "public_relations", "security_studies", "sociology", "us_foreign_policy", "virology",
+    "world_religions",
 )
 
 
@@ -62,7 +78,7 @@ def load_mmlu_redux(subjects: Any = None, path: str | Path | None = None, only_o
     Parameters
     ----------
     subjects : list of str, optional
-        Subjects to read (default: :data:`SHIPPED_MMLU_SUBJECTS`).
+        Subjects to read (default: :data:`SHIPPED_MMLU_SUBJECTS`; ``"all"``: :data:`ALL_MMLU_SUBJECTS`).
     path : path-like, optional
         A folder holding ``mmlu_<subject>.csv`` files (e.g. the full 57-subject release).
     only_ok : bool
@@ -81,7 +97,8 @@ def load_mmlu_redux(subjects: Any = None, path: str | Path | None = None, only_o
         cannot be read. Items MMLU-Redux marks as erroneous are skipped unread (``only_ok``) or skipped when they do
         not parse.
     """
-    subjects = list(SHIPPED_MMLU_SUBJECTS if subjects is None else subjects)
+    subjects = list(SHIPPED_MMLU_SUBJECTS if subjects is None else ALL_MMLU_SUBJECTS if subjects == "all"
+                    else subjects)
     rows: list[dict] = []
     what = ("an MMLU-Redux CSV with columns question, choices (a list literal), answer (an index), error_type, "
             "separated by ';' or ','")
@@ -233,8 +250,9 @@ def build_mcq(dataset: str, n_options: int = 4, seed: int = 0, path: str | Path 
         Seed of the distractor draws and the option shuffle.
     path : path-like, optional
         Folder (MMLU, ToolAlpaca) or file (TruthfulQA) with the user's copy of the data.
-    subjects : list of str, optional
-        MMLU subjects.
+    subjects : list of str or "all", optional
+        MMLU subjects (default: the 16 shipped; ``"all"``: the 57 of MMLU, the rest downloaded with
+        ``--allow-download``).
 
     Returns
     -------
