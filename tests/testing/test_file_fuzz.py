@@ -345,9 +345,7 @@ CASES += [
 ]
 
 #: loader x variant whose fix is not in yet (strict xfail: the test fails once the fix lands, so this is emptied)
-PENDING: dict[str, set[str]] = {
-    "sdp_crown.load_model": {"empty", "truncated", "binary", "missing_field", "nan", "directory"},
-}
+PENDING: dict[str, set[str]] = {}
 PARAMS = [pytest.param(c, v, id=f"{c.name}-{v}", marks=[pytest.mark.xfail(strict=True, reason="fix pending")]
                        if v in PENDING.get(c.name, ()) else [])
           for c in CASES for v in ["valid", *variants(c)]]

@@ -8,6 +8,8 @@ tightness checks against the exact and SDP oracles.
 
 from __future__ import annotations
 
+import pickle
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import torch
 from torch import nn
 
 from icml25.core.data import DataNotFoundError, cache_dir, resolve_data
+from icml25.core.files import FileFormatError, check_file, read_npz
 from icml25.core.validation import check_int, check_real
 
 __all__ = ["load_model", "load_images", "train_digits_mlp", "digits_data", "MODELS", "USER_MODELS", "MODEL_INFO"]
@@ -147,19 +150,38 @@ def load_model(name: str, path: str | Path | None = None) -> nn.Sequential:
     """
     if name not in _BUILDERS:
         raise ValueError(f"name must be one of {MODELS + USER_MODELS}, got {name!r}")
-    file = _weights_file(name, path)
     seq, index = _BUILDERS[name]()
+    what = f"the {name} state dict (.npz, or the release's .pth) with {', '.join(sorted(index))} .weight/.bias arrays"
+    if path is not None and Path(path).is_dir():
+        check_file(path, what)  # one line: a directory, expected the weights file
+    file = _weights_file(name, path)
     if Path(file).suffix == ".pth":  # the release's state dict, read as tensors only (no pickled code)
-        state = {k: v.numpy() for k, v in torch.load(file, map_location="cpu", weights_only=True).items()}
+        check_file(file, what)
+        try:
+            state = {k: v.numpy() for k, v in torch.load(file, map_location="cpu", weights_only=True).items()}
+        except (EOFError, OSError, RuntimeError, ValueError, TypeError, AttributeError, pickle.UnpicklingError,
+                zipfile.BadZipFile) as exc:
+            raise FileFormatError(f"{file}: not a readable state dict ({type(exc).__name__}: "
+                                  f"{' '.join(str(exc).split())[:60]}); expected {what}") from None
     else:
-        with np.load(file) as npz:
-            state = {k: npz[k] for k in npz.files}
+        state = read_npz(file, what)  # a damaged archive or a pickle: one line naming the file
     sd = dict(seq.state_dict())  # keeps the Normalize buffers, which the released files do not hold
+    need = {f"{k}.{leaf}" for k in index for leaf in ("weight", "bias") if f"{index[k]}.{leaf}" in sd}
     for key, value in state.items():
-        prefix, leaf = key.rsplit(".", 1)
+        prefix, _, leaf = key.rpartition(".")
         if prefix not in index:
-            raise ValueError(f"{file}: key {key!r} is not a layer of {name} (expected prefixes {sorted(index)})")
-        sd[f"{index[prefix]}.{leaf}"] = torch.from_numpy(np.asarray(value, dtype=np.float32))
+            raise FileFormatError(f"{file}: key {key!r} is not a layer of {name}; expected prefixes {sorted(index)}")
+        target = f"{index[prefix]}.{leaf}"
+        value = np.asarray(value)
+        if target not in sd or value.shape != tuple(sd[target].shape) or value.dtype.kind not in "fiu" \
+                or not np.isfinite(value).all():
+            shape = tuple(sd[target].shape) if target in sd else "none"
+            raise FileFormatError(f"{file}: array {key!r} has shape {value.shape} and dtype {value.dtype}; expected "
+                                  f"finite numbers of shape {shape}")
+        sd[target] = torch.from_numpy(np.asarray(value, dtype=np.float32))
+    missing = sorted(need - set(state))
+    if missing:
+        raise FileFormatError(f"{file}: no {missing[0]!r} array ({len(missing)} missing); expected {what}")
     seq.load_state_dict(sd)
     return seq.eval()
 

@@ -6,7 +6,7 @@ written by the case into an empty folder:
 
 ``empty``            the target file truncated to 0 bytes
 ``truncated``        the first half of its bytes
-``wrong_delimiter``  CSV rewritten with ``;``, TSV with ``,`` (csv/tsv)
+``wrong_delimiter``  CSV rewritten with ``;`` (with ``,`` when it uses ``;``), TSV with ``,`` (csv/tsv)
 ``latin1``           a non-ASCII letter added and the text encoded as Latin-1 (text kinds)
 ``utf16``            the text encoded as UTF-16 with a BOM (text kinds)
 ``binary``           4 KiB of random bytes
