@@ -138,25 +138,25 @@ def test_minilm_sentence_embeddings(minilm):
 
 
 # ---------------------------------------------------------------- SmolLM2-135M-Instruct
-def test_smollm_chat_answers_paris(smollm):
-    assert smollm.num_parameters() == P.get_pretrained("smollm2-135m-instruct").n_params
-    g = smollm.chat([{"role": "user", "content": "What is the capital of France? Answer in one word."}],
+def test_smollm_chat_answers_paris(smollm2):
+    assert smollm2.num_parameters() == P.get_pretrained("smollm2-135m-instruct").n_params
+    g = smollm2.chat([{"role": "user", "content": "What is the capital of France? Answer in one word."}],
                     temperature=0, max_tokens=24)
     assert len(g) == 1 and "Paris" in g[0][0].text and g[0][0].finish_reason == "stop"
-    prompt = smollm.chat_prompt([{"role": "user", "content": "Hi"}])
+    prompt = smollm2.chat_prompt([{"role": "user", "content": "Hi"}])
     assert prompt.startswith("<|im_start|>") and prompt.endswith("<|im_start|>assistant\n")
 
 
-def test_smollm_cache_equals_the_gguf_model(smollm):
+def test_smollm_cache_equals_the_gguf_model(smollm2):
     """The cached safetensors folder gives the same log-probs as the model de-quantised straight from the GGUF."""
     import torch
     from transformers import AutoModelForCausalLM
 
     src = P._source_files(P.get_pretrained("smollm2-135m-instruct"))[0]
     ref = AutoModelForCausalLM.from_pretrained(str(src.parent), gguf_file=src.name, dtype=torch.float32).eval()
-    text = smollm.tokenizer("The capital of France is Paris. The capital of Japan is Tokyo.", return_tensors="pt")
+    text = smollm2.tokenizer("The capital of France is Paris. The capital of Japan is Tokyo.", return_tensors="pt")
     with torch.inference_mode():
-        a = torch.log_softmax(smollm.model(**text).logits, -1)
+        a = torch.log_softmax(smollm2.model(**text).logits, -1)
         b = torch.log_softmax(ref(**text).logits, -1)
     assert float((a - b).abs().max()) < 1e-6  # identical weights: equal up to kernel rounding
 

