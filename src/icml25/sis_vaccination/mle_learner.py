@@ -7,8 +7,9 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from icml25.core.threads import thread_limits
+
 from ._params import ParamsMixin
-from ._threads import single_blas_thread
 from ._transitions import as_transitions
 from ._validation import check_probability
 
@@ -68,7 +69,7 @@ class MLELearner(ParamsMixin):
         single = (infected == 1).astype(np.float64)
         with np.errstate(divide="ignore"):
             w = np.where(infected > 1, np.log1p(-1.0 / np.maximum(infected, 2)), 0.0)
-        with single_blas_thread():
+        with thread_limits(1):
             log_none = (X * w[:, None]).T @ events  # Σ_t Y_i(t)·log(1 − 1/I(t)) over j's infection events
             certain = (X * single[:, None]).T @ events > 0  # i was the only infected vertex at one of j's events
         prob = np.where(certain, 1.0, 1.0 - np.exp(log_none))

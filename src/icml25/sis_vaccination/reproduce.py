@@ -16,10 +16,10 @@ from icml25.core.plan import Needs, Plan, UnitCost
 from icml25.core.progress import progress
 from icml25.core.registry import reproduction_stub
 from icml25.core.seeding import spawn_seeds
+from icml25.core.threads import thread_limits
 from icml25.core.validation import check_int
 
 from . import _experiments as ex
-from ._threads import single_blas_thread
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def _run(config: Config, seed: int, methods: ex.Methods) -> Report:
     stages = [("star", ex.check_star), ("nu", ex.check_exact_nu), ("learn", ex.check_practical_learning),
               ("srm", ex.check_srm), ("curves", ex.learning_curves), ("vaccination", ex.vaccination_table),
               ("map", ex.metastability_map)]
-    with single_blas_thread(), warnings.catch_warnings():
+    with thread_limits(1), warnings.catch_warnings():
         # learning warnings (reseeded epidemics, exact→heuristic fallback) are expected in the sweeps
         warnings.simplefilter("ignore", UserWarning)
         for i, (name, stage) in enumerate(progress(stages, "sis_vaccination")):

@@ -8,10 +8,10 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from icml25.core.threads import thread_limits
 from icml25.core.validation import check_int, check_option, check_positive, check_real
 
 from ._params import ParamsMixin
-from ._threads import single_blas_thread
 from ._transitions import as_transitions
 from ._validation import check_probability
 
@@ -185,7 +185,7 @@ class SISLearn(ParamsMixin):
         X = prev.astype(np.float64)  # counts are exact in float64 below 2^53
         S = 1.0 - X
         Z = S * nxt
-        with single_blas_thread():
+        with thread_limits(1):
             self._pair_cnt += S.T @ X
             self._pair_inf += Z.T @ X
         self._sus_cnt += S.sum(axis=0)
