@@ -14,3 +14,71 @@ def test_config_validates_fields() -> None:
         Config(p_swap=1.5)
     with pytest.raises(TypeError, match="n_seeds"):
         Config(n_seeds=1.5)
+
+
+def test_paper_preset_and_plans() -> None:
+    """Config.paper() validates; every preset's dry run names its scale and --set changes the estimate."""
+    import dataclasses
+
+    from icml25.egplace.reproduce import ISPD_GRID, Config
+
+    paper = Config.paper()
+    assert paper.search_evals == 1000 and paper.init_round == 100 and set(paper.ispd_circuits) == set(ISPD_GRID)
+    for name in ("quick", "full", "paper"):
+        assert getattr(Config, name)().plan().scale == name
+    quick = Config.quick()
+    assert dataclasses.replace(quick, search_evals=400).plan().estimated_seconds > quick.plan().estimated_seconds
+    with pytest.raises(ValueError, match="ispd_circuits"):
+        Config(ispd_circuits=("bigblue2",))
+
+
+def _write_ispd(folder, n_macros: int = 10, seed: int = 0) -> None:
+    """A small ISPD2005-style bookshelf (terminal macros, /FIXED positions) from a synthetic netlist."""
+    from icml25.egplace import synthetic_netlist
+
+    nl = synthetic_netlist(n_macros, 0.3, seed=seed, size=200.0)
+    folder.mkdir(parents=True)
+    names = [f"m{i}" for i in range(nl.n_macros)]
+    nodes = ["UCLA nodes 1.0", f"NumNodes : {nl.n_macros}", f"NumTerminals : {nl.n_macros}"]
+    nodes += [f"\t{n}\t{w:.0f}\t{h:.0f}\tterminal" for n, w, h in zip(names, nl.w, nl.h)]
+    nets = ["UCLA nets 1.0", f"NumNets : {nl.n_nets}", f"NumPins : {len(nl.pin_macro)}"]
+    for e in range(nl.n_nets):
+        lo, hi = nl.net_ptr[e], nl.net_ptr[e + 1]
+        nets.append(f"NetDegree : {hi - lo} n{e}")
+        nets += [f"\t{names[nl.pin_macro[p]]}\tI : {nl.pin_ox[p]:.3f}\t{nl.pin_oy[p]:.3f}" for p in range(lo, hi)]
+    pl = ["UCLA pl 1.0"] + [f"{n}\t{(i % 4) * 50}\t{(i // 4) * 50}\t: N /FIXED" for i, n in enumerate(names)]
+    for ext, lines in (("nodes", nodes), ("nets", nets), ("pl", pl)):
+        (folder / f"adaptec1.{ext}").write_text("\n".join(lines) + "\n")
+    (folder / "adaptec1.aux").write_text("RowBasedPlacement : adaptec1.nodes adaptec1.nets adaptec1.pl\n")
+
+
+def test_ispd_claims_are_measured_on_user_netlists(tmp_path, monkeypatch) -> None:
+    """Paper scale: with the user's ISPD2005 files the WireMask-EA claims are measured; EfficientPlace's never are."""
+    import math
+
+    from icml25.core import Report, Scale
+    from icml25.egplace import reproduce as rp
+
+    _write_ispd(tmp_path / "adaptec1")
+    monkeypatch.setitem(rp.ISPD_GRID, "adaptec1", 16)
+    cfg = rp.Config(ispd_circuits=("adaptec1",), ispd_dir=str(tmp_path), search_evals=12, init_round=2, n_seeds=1)
+    rep = Report(slug="egplace", title="t", scale=Scale.PAPER)
+    rp._ispd_claims(rep, Scale.PAPER, cfg, 0, rp._egplace)
+    by = {c.id: c for c in rep.claims}
+    assert math.isfinite(by["ispd_hpwl_ea"].measured) and by["ispd_hpwl_ea"].headline
+    assert math.isnan(by["ispd_hpwl_efficientplace"].measured) and "EfficientPlace" in by["ispd_hpwl_efficientplace"].note
+    assert any(name.startswith("ISPD2005") for name in rep.tables)
+    missing = rp.Config(ispd_circuits=("adaptec2",), ispd_dir=str(tmp_path))
+    with pytest.raises(Exception, match="adaptec2"):
+        rp._ispd_claims(Report(slug="egplace", title="t"), Scale.PAPER, missing, 0, rp._egplace)
+
+
+def test_abstract_claims_are_not_measured_at_quick_scale() -> None:
+    """Without ISPD2005 files (quick/full) the abstract's claims are registered at paper scale, not measured here."""
+    from icml25.core import Report, Scale
+    from icml25.egplace import reproduce as rp
+
+    rep = Report(slug="egplace", title="t")
+    rp._ispd_claims(rep, Scale.QUICK, rp.Config.quick(), 0, rp._egplace)
+    assert {c.id for c in rep.not_measured_here()} == {"ispd_hpwl_ea", "ispd_speedup_ea", "ispd_hpwl_efficientplace",
+                                                        "ispd_speedup_efficientplace"}
