@@ -48,6 +48,6 @@ def test_pair_and_regression_tasks_run_end_to_end(minilm):
 
     for task in ("rte", "stsb"):
         cfg = Config(task=task, n_train=64, batch_size=16, max_length=32, dev_batch=128)
-        rep = _experiments(0, cfg, method=True)
-        assert [c.id for c in rep.claims] == ["Q3", "Q4", "Q5", "Q6"]
+        rep = _experiments(Scale.QUICK, 0, cfg, method=True)
+        assert [c.id for c in rep.claims] == ["Q3", "Q4", "Q5", "Q6", "E1"]  # E1: full scale, the energy ratio
         assert all(c.held for c in rep.claims_at(Scale.QUICK)), [(c.id, c.measured) for c in rep.claims]

@@ -4,20 +4,20 @@ Library: :class:`PTSoftmax` (power-of-two softmax), :class:`BSPN` (bit-shift Pow
 :class:`BinaryLinear`, :class:`LSQQuantizer` (4-bit, power-of-two steps), :class:`AverageIF` (rate-coding neuron),
 :func:`convert` (a transformers BERT-family classifier -> Sorbet stages ``fp`` / ``ptsoftmax_bspn`` / ``w1a4`` /
 ``snn``), the multi-step distillation (:class:`DistillTrainer`, :func:`multi_step`), the exact spiking simulator
-(:class:`SpikingSorbet`), the energy estimate (:func:`energy_report`) and GLUE loaders. Torch parts are imported
+(:class:`SpikingSorbet`), the energy estimate (:func:`estimate_energy`, :func:`energy_report`) and GLUE loaders. Torch parts are imported
 on first use.
 """
 
 from typing import Any
 
 from .data import GLUE_TASKS, GlueData, batches, encode, glue_metric, load_glue_task
-from .energy import ann_macs, energy_report
+from .energy import ann_macs, energy_report, estimate_energy
 
 __all__ = ["PTSoftmax", "pt_softmax", "BSPN", "group_shift", "BinaryLinear", "BinaryEmbedding", "LSQQuantizer",
            "pow2_round", "nearest_pow2", "AverageIF", "SpikingSorbet", "SorbetOptions", "STAGES",
            "SorbetBertForSequenceClassification", "convert", "load_teacher", "fine_tune", "evaluate",
            "DistillTrainer", "multi_step", "kd_loss", "GLUE_TASKS", "GlueData", "load_glue_task", "encode",
-           "batches", "glue_metric", "ann_macs", "energy_report"]
+           "batches", "glue_metric", "ann_macs", "energy_report", "estimate_energy"]
 
 _LAZY = {"PTSoftmax": "ptsoftmax", "pt_softmax": "ptsoftmax", "BSPN": "bspn", "group_shift": "bspn",
          "BinaryLinear": "quantizers", "BinaryEmbedding": "quantizers", "LSQQuantizer": "quantizers",

@@ -47,6 +47,8 @@ def load_teacher(spec: str = "pretrained:all-minilm-l6-v2", num_labels: int = 2,
         check_int(num_layers, "num_layers", low=1)
     if not isinstance(spec, str) or not spec:
         raise TypeError(f"spec must be 'pretrained:<name>' or a folder path, got {type(spec).__name__}")
+    if spec.startswith("hf:"):  # a local transformers folder, as icml25.llm.load_model spells it
+        spec = spec[3:]
     if spec.startswith("pretrained:"):
         from icml25.llm.pretrained import get_pretrained, pretrained_path
 
@@ -54,9 +56,12 @@ def load_teacher(spec: str = "pretrained:all-minilm-l6-v2", num_labels: int = 2,
             raise ValueError(f"spec must name a BERT-family encoder such as 'pretrained:all-minilm-l6-v2', got {spec!r}")
         folder = pretrained_path(spec, progress=False)
     else:
-        folder = Path(spec)
+        folder = Path(spec).expanduser()
         if not folder.is_dir():
-            raise ValueError(f"spec must be 'pretrained:<name>' or an existing folder, got {spec!r}")
+            raise ValueError(f"spec must be 'pretrained:<name>' or an existing folder of a BERT-family transformers "
+                             f"model, got {spec!r}; the paper's teacher is BERT-base: save 'bert-base-uncased' "
+                             "(transformers save_pretrained) on a machine with internet and pass "
+                             "--set encoder=hf:/path/to/bert-base-uncased, or use pretrained:all-minilm-l6-v2")
     kw: dict[str, Any] = {"num_labels": num_labels}
     if num_layers is not None:
         kw["num_hidden_layers"] = check_int(num_layers, "num_layers", low=1)
@@ -71,9 +76,17 @@ def load_teacher(spec: str = "pretrained:all-minilm-l6-v2", num_labels: int = 2,
     return tok, model
 
 
+def _device(model: Any) -> torch.device:
+    """The device of the model's parameters."""
+    p = next(iter(model.parameters()), None)
+    return p.device if p is not None else torch.device("cpu")
+
+
 def _forward(model: Any, b: dict[str, Any], hidden: bool = False) -> Any:
     kw = {"output_hidden_states": True} if hidden and not hasattr(model, "options") else {}
-    return model(input_ids=b["input_ids"], attention_mask=b["attention_mask"], token_type_ids=b["token_type_ids"], **kw)
+    dev = _device(model)
+    return model(input_ids=b["input_ids"].to(dev), attention_mask=b["attention_mask"].to(dev),
+                 token_type_ids=b["token_type_ids"].to(dev), **kw)
 
 
 def _optimizer(model: Any, lr: float, step_lr: float, weight_decay: float, total: int,
@@ -101,6 +114,7 @@ def _optimizer(model: Any, lr: float, step_lr: float, weight_decay: float, total
 
 
 def _label_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    labels = labels.to(logits.device)
     if logits.shape[-1] == 1:
         return F.mse_loss(logits[:, 0], labels.float())
     return F.cross_entropy(logits, labels)
@@ -156,7 +170,7 @@ def evaluate(model: Any, data: list[dict[str, Any]], task: str = "sst2") -> dict
     model.eval()
     logits, index, labels = [], [], []
     for b in data:
-        logits.append(_forward(model, b).logits.float())
+        logits.append(_forward(model, b).logits.float().cpu())
         index.append(b["index"])
         labels.append(b["labels"])
     order = torch.argsort(torch.cat(index))
@@ -174,7 +188,7 @@ def kd_loss(student: Any, teacher: Any, mask: torch.Tensor, temperature: float =
     outputs (``.logits``, ``.hidden_states``).
     """
     check_positive(temperature, "temperature")
-    loss = torch.zeros(())
+    loss = torch.zeros((), device=student.logits.device)
     if logits:
         zs, zt = student.logits, teacher.logits
         if zs.shape[-1] == 1:
@@ -183,7 +197,7 @@ def kd_loss(student: Any, teacher: Any, mask: torch.Tensor, temperature: float =
             p = F.softmax(zt / temperature, -1)
             loss = loss - (p * F.log_softmax(zs / temperature, -1)).sum(-1).mean()
     if hidden:
-        m = mask.to(torch.float32).unsqueeze(-1)
+        m = mask.to(device=student.hidden_states[0].device, dtype=torch.float32).unsqueeze(-1)
         denom = m.sum() * student.hidden_states[0].shape[-1]
         for hs, ht in zip(student.hidden_states, teacher.hidden_states):
             loss = loss + (((hs - ht) ** 2) * m).sum() / denom
@@ -256,7 +270,7 @@ class DistillTrainer:
             for j in progress(rng.permutation(len(train)), desc, total=len(train)):
                 b = train[j]
                 out = _forward(self.student, b, hidden=True)
-                loss = torch.zeros(())
+                loss = torch.zeros((), device=_device(self.student))
                 if need_teacher:
                     with torch.no_grad():
                         t = _forward(self.teacher, b, hidden=True)

@@ -1,8 +1,10 @@
 """Reproduction of Sorbet (spec §6, with the pretrained-models update): SST-2 with a fine-tuned MiniLM teacher,
-multi-step distillation to PTsoftmax/BSPN and to W1A4, the exact spiking inference, baselines and the energy."""
+multi-step distillation to PTsoftmax/BSPN and to W1A4, the exact spiking inference, baselines and the energy;
+``Config.paper()`` is the paper's BERT-base setting on a GPU."""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +19,11 @@ from icml25.core.threads import thread_limits
 from icml25.core.validation import check_int, check_option, check_positive
 
 TITLE = "Sorbet: A Neuromorphic Hardware-Compatible Transformer-Based Spiking Language Model"
-#: abstract: estimated energy 27.16x lower than BERT (reported beside ours, not asserted)
+#: abstract: "27.16x energy savings compared to BERT" (claim E1). The spec's "3.16x lower than SpikeLM" is not in
+#: Sorbet's abstract (3.16x is the energy number of SpikF's abstract), so no claim carries it.
 PAPER_ENERGY_RATIO_BERT = 27.16
-#: abstract: 3.16x lower than SpikeLM
-PAPER_ENERGY_RATIO_SPIKELM = 3.16
+#: tolerance of the energy claim: our estimate may fall 10 % short of the paper's ratio
+ENERGY_TOLERANCE = 0.10
 #: BiT paper (Liu et al. 2022) Table 1, BERT-base SST-2 dev accuracy, as recalled in the spec ("verify")
 BERT_BASE_SST2 = 0.932
 MAJORITY_SST2_DEV = 444 / 872
@@ -48,8 +51,9 @@ class Config:
     bspn_projected_shift: bool = True  # straight-through gradient for BSPN's rounded group-shift divisor
     binary_scale_grad: bool = False  # back-propagate through the binary weights' scale mean|W|
     attn_prob_step: str = "lsq"  # initial step of the attention-probability quantiser: "lsq" rule or "unit" (1/16)
-    dev_batch: int = 64
+    dev_batch: int = 64  # dev-set batch size (evaluation and spiking inference)
     threads: int = 1  # torch threads
+    device: str = "cpu"  # torch device of the models ("cpu", "cuda" or "cuda:<k>")
 
     def __post_init__(self) -> None:
         check_option(self.task, "task", ("sst2", "mrpc", "rte", "cola", "stsb"))
@@ -67,6 +71,9 @@ class Config:
         check_option(self.bspn_projected_shift, "bspn_projected_shift", (True, False))
         check_option(self.binary_scale_grad, "binary_scale_grad", (True, False))
         check_option(self.attn_prob_step, "attn_prob_step", ("lsq", "unit"))
+        dev = self.device
+        if not isinstance(dev, str) or not (dev in ("cpu", "cuda") or (dev.startswith("cuda:") and dev[5:].isdigit())):
+            raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:<index>', got {dev!r}")
 
     @classmethod
     def quick(cls) -> Config:
@@ -75,6 +82,31 @@ class Config:
     @classmethod
     def full(cls) -> Config:
         return cls(num_layers=3, n_train=2000, teacher_epochs=2, teacher_lr=1e-4, n_seeds=2, baselines=True)
+
+    @classmethod
+    def paper(cls) -> Config:
+        """The paper's setting for SST-2 (spec §2, from the released run_glue.sh; the PDF was not readable). The
+        paper reports 7 GLUE tasks: run one per ``--set task=...`` (MNLI/QQP/QNLI need a glue_data folder)."""
+        return cls(encoder="hf:bert-base-uncased",  # the paper's teacher: BERT-base (12 layers, hidden 768)
+                   num_layers=12,  # all of BERT-base's layers
+                   pooling="cls",  # BERT's pooler reads [CLS] (the paper's code)
+                   n_train=67349,  # the whole SST-2 training set
+                   max_length=64,  # SST-2 in the released scripts
+                   batch_size=220,  # SST-2 batch of the released scripts (spec §2)
+                   teacher_epochs=3, teacher_lr=2e-5,  # "standard" fine-tuning (spec); 3 epochs, 2e-5: our choice
+                   kd1_epochs=200, kd1_lr=1e-6,  # SST-2: 200 epochs at 1e-6 in the released scripts (each KD step)
+                   kd2_epochs=200, kd2_lr=1e-6,
+                   step_lr=1e-4,  # the quantiser steps' learning rate (--clip_lr 1e-4)
+                   n_seeds=1,  # the paper states no seed count: one
+                   baselines=True,  # the paper's ablations (softmax/LayerNorm kept; no KD)
+                   train_word_embeddings=True,  # the paper trains every weight
+                   device="cuda")  # the paper's code runs on one GPU
+
+    def plan(self) -> Any:
+        """The dry-run plan (nothing is loaded, torch is not imported)."""
+        from ._plan import sorbet_plan
+
+        return sorbet_plan(self)
 
 
 def _data(cfg: Config, seed: int, tok: Any) -> dict[str, Any]:
@@ -106,10 +138,11 @@ def _spiking_eval(model: Any, d: dict[str, Any], cfg: Config) -> dict[str, Any]:
     from .spiking import SpikingSorbet
 
     snn = SpikingSorbet(model)
+    dev = cfg.device
     logits, index, stats = [], [], {}
     for b in progress(d["dev"], "spiking inference (T=16)"):
-        out = snn(b["input_ids"], b["attention_mask"], b["token_type_ids"])
-        logits.append(out.logits)
+        out = snn(b["input_ids"].to(dev), b["attention_mask"].to(dev), b["token_type_ids"].to(dev))
+        logits.append(out.logits.cpu())
         index.append(b["index"])
         for k, v in out.stats.items():
             acc = stats.setdefault(k, {"spikes": 0.0, "neurons": 0.0, "synaptic_ops": 0.0})
@@ -127,8 +160,9 @@ def _qk_grads(model: Any, batch: dict[str, Any], ste: bool) -> float:
     from .distill import _label_loss
     from .model import convert
 
-    m = convert(model, "w1a4", ste=ste, pooling=model.options.pooling, bspn_warmup=0).train()
-    out = m(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
+    dev = next(model.parameters()).device
+    m = convert(model, "w1a4", ste=ste, pooling=model.options.pooling, bspn_warmup=0).to(dev).train()
+    out = m(batch["input_ids"].to(dev), batch["attention_mask"].to(dev), batch["token_type_ids"].to(dev))
     _label_loss(out.logits, batch["labels"]).backward()
     lay = m.layers[0]
     g = [p.grad for p in (lay.query.weight, lay.key.weight) if p.grad is not None]  # None: no gradient reached it
@@ -136,19 +170,29 @@ def _qk_grads(model: Any, batch: dict[str, Any], ste: bool) -> float:
 
 
 def _run(scale: Scale, seed: int, out: Path, cfg: Config, method: bool) -> Report:
+    import torch
+
+    from icml25.core.errors import UsageError
+
     check_int(seed, "seed", low=0)
+    if cfg.device.startswith("cuda") and not torch.cuda.is_available():
+        raise UsageError(f"device={cfg.device!r} needs a CUDA GPU and a CUDA build of torch, and none is available; "
+                         "pass --set device=cpu to run on the CPU (see --dry-run for how long that takes)")
     with thread_limits(cfg.threads):
-        return _experiments(seed, cfg, method)
+        return _experiments(Scale.parse(scale), seed, cfg, method)
 
 
-def _experiments(seed: int, cfg: Config, method: bool) -> Report:
+def _experiments(scale: Scale, seed: int, cfg: Config, method: bool) -> Report:
     import torch
 
     from .distill import evaluate, fine_tune, load_teacher
     from .energy import energy_report
-    from .model import convert
+    from .model import convert as _convert
 
-    rep = Report(slug="sorbet", title=TITLE)
+    def convert(*args: Any, **kwargs: Any) -> Any:  # every stage on the configured device
+        return _convert(*args, **kwargs).to(cfg.device)
+
+    rep = Report(slug="sorbet", title=TITLE, scale=scale)
     t_start = time.perf_counter()
     from .data import GLUE_TASKS
 
@@ -188,7 +232,7 @@ def _experiments(seed: int, cfg: Config, method: bool) -> Report:
         else:
             with torch.no_grad():  # initialise the quantisers on one batch, no training
                 b = d["train"][0]
-                s2.train()(b["input_ids"], b["attention_mask"], b["token_type_ids"])
+                s2.train()(*(b[k].to(cfg.device) for k in ("input_ids", "attention_mask", "token_type_ids")))
         w1a4.append(s2)
         res.append(evaluate(s2, d["dev"], cfg.task))
     times["step 2"] = time.perf_counter() - t0
@@ -234,16 +278,29 @@ def _experiments(seed: int, cfg: Config, method: bool) -> Report:
     _claims(rep, cfg, acc_t, accs_w, extra, same, rel, g_ste, g_rel, len(snn["predictions"]), sst2)
 
     e = energy_report(snn["stats"], d["dev_lengths"], hidden=hf.config.hidden_size, ffn=hf.config.intermediate_size,
-                      layers=cfg.num_layers, heads=hf.config.num_attention_heads)
+                      layers=cfg.num_layers, heads=hf.config.num_attention_heads, num_labels=spec["num_labels"])
+    need = PAPER_ENERGY_RATIO_BERT * (1 - ENERGY_TOLERANCE)
+    top = sorted(e["rows"], key=lambda row: -row["energy / sentence (nJ)"])[:3]
+    total_nj = e["e_snn"] * 1e9
+    # fails if: the spiking W1A4 model does not save the paper's factor against the dense full-precision model of
+    # the same sizes at the measured spike counts (the signed codes' +8 offset alone costs ~8 spikes per activation)
+    rep.add_claim("E1", "Sorbet saves 27.16x energy against BERT: E(dense FP model of the same sizes, MACs x 4.6 pJ) "
+                  f"/ E(spiking W1A4, spikes x fan-out x 0.9 pJ + shifts), {len(d['dev_labels'])} dev sentences",
+                  PAPER_ENERGY_RATIO_BERT, e["ratio"], ">=", round(need, 3), kind="paper", scale=Scale.FULL,
+                  unit="x", headline=True, source="abstract",
+                  note=f"our trained model (first {cfg.num_layers} layer(s) of {cfg.encoder}; the paper: BERT-base); "
+                       f"mean firing rate {e['mean_rate']:.3f}; tolerance 10 %; largest populations: "
+                       + ", ".join(f"{row['population']} {100 * row['energy / sentence (nJ)'] / total_nj:.0f} %"
+                                   for row in top))
     rep.add_table("spiking populations on the dev set (per sentence; E_AC = 0.9 pJ)", e["rows"])
-    rep.add_table("energy per sentence (paper: 27.16x lower than BERT, 3.16x lower than SpikeLM; reported, not "
-                  "asserted)", [{"model": "FP teacher (MACs x 4.6 pJ)", "energy (uJ)": e["e_ann"] * 1e6,
+    rep.add_table("energy per sentence (paper: 27.16x lower than BERT, claim E1)",
+                  [{"model": "FP teacher (MACs x 4.6 pJ)", "energy (uJ)": e["e_ann"] * 1e6,
                                  "ops": e["macs"]},
                                 {"model": "Sorbet SNN (SOPs x 0.9 pJ + shifts/adds)", "energy (uJ)": e["e_snn"] * 1e6,
                                  "ops": e["sops"]},
-                                {"model": "ratio ANN / SNN (ours)", "energy (uJ)": e["ratio"], "ops": float("nan")},
+                                {"model": "ratio ANN / SNN (ours)", "energy (uJ)": e["ratio"], "ops": math.nan},
                                 {"model": "ratio vs BERT (paper, abstract)", "energy (uJ)": PAPER_ENERGY_RATIO_BERT,
-                                 "ops": float("nan")}])
+                                 "ops": math.nan}])
     rep.notes.append(f"Energy: ours ANN/SNN = {e['ratio']:.2f}x at mean firing rate {e['mean_rate']:.3f} (signed "
                      "4-bit codes are offset by +8, so every signed activation costs ~8 spikes); the paper's 27.16x "
                      "uses its own per-operation energies, which we could not read.")
@@ -266,7 +323,7 @@ def _claims(rep: Report, cfg: Config, acc_t: float, accs_w: list[float], extra: 
         # distillation loses ~0.13), the STEs are missing (Q/K and everything before a BSPN frozen) or the quantisers
         # are mis-initialised
         rep.add_claim("Q2", "Sorbet W1A4 dev accuracy - teacher's >= -0.06 (spec §6 C1 gap)", None, accs_w[0] - acc_t,
-                      ">=", -0.06, kind="paper", note=f"W1A4 {accs_w[0]:.4f}, teacher {acc_t:.4f}; the paper: "
+                      ">=", -0.06, kind="paper", headline=True, note=f"W1A4 {accs_w[0]:.4f}, teacher {acc_t:.4f}; the paper: "
                                                       "'competitive performance' of the W1A4, T=16 model (per-task "
                                                       "numbers not readable)")
         # fails if: the W1A4 model does not learn at all (majority class 0.509); the pretrained teacher makes even the
@@ -291,7 +348,7 @@ def _claims(rep: Report, cfg: Config, acc_t: float, accs_w: list[float], extra: 
         mean_w = float(np.mean(accs_w))
         # fails if: binarisation + 4-bit + PTsoftmax/BSPN lose more than the spec's allowed gap to the teacher
         rep.add_claim("C1", f"Sorbet W1A4 (mean of {cfg.n_seeds} seeds) >= teacher - 0.06", None, mean_w - acc_t,
-                      ">=", -0.06, kind="paper", scale=Scale.FULL,
+                      ">=", -0.06, kind="paper", scale=Scale.FULL, headline=True,
                       note=f"teacher {acc_t:.4f}, Sorbet {mean_w:.4f}; spec §6 C1 (paper's own gap not readable)")
         # fails if: PTsoftmax/BSPN (with shifts only) cost clearly more than keeping softmax and LayerNorm
         rep.add_claim("C2", "Sorbet W1A4 >= BiT-like W1A4 (softmax + LayerNorm) - 0.03", None, mean_w - extra["bit"],

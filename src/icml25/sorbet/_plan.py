@@ -1,0 +1,72 @@
+"""The dry-run plan of the Sorbet reproduction (``icml25 reproduce sorbet --dry-run``): nothing is loaded."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from icml25.core.plan import Needs, Plan, UnitCost
+
+#: CPU seconds per (training sentence x encoder layer) of one epoch, and per (dev sentence x layer) of the exact
+#: spiking simulation (T = 16), for MiniLM-sized layers (hidden 384, FFN 1536) at max_length 64: solved from the
+#: quick (77 s CPU: 8,000 and 872 units) and full (486 s CPU: 60,000 and 2,616 units) runs in the README
+TRAIN_S = 7.1e-3
+SPIKING_S = 0.023
+#: SST-2 dev sentences (the spiking inference and every evaluation run on them)
+DEV = {"sst2": 872, "mrpc": 408, "rte": 277, "cola": 1043, "stsb": 1500}
+TRAIN = {"sst2": 67349, "mrpc": 3668, "rte": 2490, "cola": 8551, "stsb": 5749}
+#: assumed speed-up of one data-centre GPU over the one CPU thread of the measurements
+GPU_SPEEDUP = 50.0
+MEASURED = "2-core CPU, 1 thread: quick and full runs of the README (CPU time)"
+
+
+def _width(encoder: str) -> tuple[int, str]:
+    """(MAC factor against MiniLM's layers, model name) from the encoder string (nothing is loaded)."""
+    name = encoder.split(":", 1)[-1].rstrip("/").rsplit("/", 1)[-1]
+    if "large" in name.lower():
+        return 11, f"{name} (BERT-large-sized: hidden 1024, FFN 4096)"
+    if "bert-base" in name.lower() or name.lower().startswith("bert"):
+        return 4, f"{name} (BERT-base: 12 layers, hidden 768, FFN 3072)"
+    return 1, f"{name} (MiniLM-sized: hidden 384, FFN 1536)"
+
+
+def sorbet_plan(cfg: Any) -> Plan:
+    """The plan of ``cfg`` (a :class:`icml25.sorbet.reproduce.Config`)."""
+    width, model = _width(cfg.encoder)
+    n = min(cfg.n_train, TRAIN[cfg.task])
+    kd = 1.5  # a KD epoch also runs the teacher forward
+    epochs = (cfg.teacher_epochs + kd * cfg.kd1_epochs + kd * cfg.kd2_epochs * cfg.n_seeds
+              + (kd * cfg.kd2_epochs + cfg.kd1_epochs + cfg.kd2_epochs if cfg.baselines else 0))
+    length = cfg.max_length / 64
+    gpu = cfg.device.startswith("cuda")
+    speed = GPU_SPEEDUP if gpu else 1.0
+    note = f"x{width} MACs per layer vs MiniLM; GPU assumed {GPU_SPEEDUP:g}x one CPU thread (not measured)" if gpu \
+        else (f"x{width} MACs per layer vs MiniLM" if width > 1 else "")
+    units = n * cfg.num_layers * epochs
+    spiking = DEV[cfg.task] * cfg.num_layers
+    costs = [UnitCost("teacher fine-tuning, KD steps 1-2" + (" and baselines" if cfg.baselines else ""),
+                      "sentence x layer x epoch", units, TRAIN_S * width * length / speed, MEASURED, note),
+             UnitCost("exact spiking inference (T = 16) on the dev set", "sentence x layer", spiking,
+                      SPIKING_S * width * length / speed, MEASURED, note)]
+    weights = () if cfg.encoder.startswith("pretrained:") else (
+        f"{cfg.encoder} (a local transformers folder of BERT-base; pass --set encoder=hf:/path)",)
+    return Plan(slug="sorbet", scale=_preset_name(cfg), runs=cfg.n_seeds,
+                stages=[f"load {model}, keep {cfg.num_layers} layer(s); tokenise {n} {cfg.task} training sentences",
+                        f"step 0: fine-tune the teacher ({cfg.teacher_epochs} epoch(s))",
+                        f"step 1: KD to ReLU + PTsoftmax + BSPN ({cfg.kd1_epochs} epoch(s))",
+                        f"step 2: KD to W1A4, {cfg.n_seeds} seed(s) ({cfg.kd2_epochs} epoch(s))",
+                        "exact spiking inference (T = 16) on the dev set; energy per sentence"
+                        + ("; BiT-like and labels-only baselines" if cfg.baselines else "")],
+                models=[model], datasets=[f"GLUE {cfg.task} (shipped)"],
+                needs=Needs(cpu_cores=2, gpus=1 if gpu else 0, gpu_memory_gb=16.0 if gpu else 0.0,
+                            ram_gb=8.0 if width == 1 else 16.0, disk_gb=0.1 if width == 1 else 1.0, weights=weights),
+                costs=costs,
+                notes=["one GLUE task per run (--set task=...); MNLI/QQP/QNLI are not shipped"])
+
+
+def _preset_name(cfg: Any) -> str:
+    """The preset ``cfg`` is closest to (fewest differing fields; ``--set`` changes a few)."""
+    cls = type(cfg)
+    fields = [f.name for f in dataclasses.fields(cfg)]
+    return min(("quick", "full", "paper"),
+               key=lambda name: sum(getattr(cfg, f) != getattr(getattr(cls, name)(), f) for f in fields))
