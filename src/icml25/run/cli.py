@@ -261,13 +261,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _paper_tools() -> dict[str, str]:
     """Per-paper subcommands: ``icml25/<slug>/cli.py`` with a ``main(argv)`` becomes ``icml25 <slug-with-dashes>``."""
-    from icml25.core.registry import PACKAGE_ROOT
+    from icml25.core import registry
 
     tools = {}
-    for p in sorted(PACKAGE_ROOT.glob("*/cli.py")):
+    for p in sorted(registry.PACKAGE_ROOT.glob("*/cli.py")):
         if p.parent.name in ("core", "llm", "run", "testing"):
             continue
-        tools[p.parent.name.replace("_", "-")] = f"icml25.{p.parent.name}.cli"
+        tools[p.parent.name.replace("_", "-")] = f"{registry.ROOT_PACKAGE}.{p.parent.name}.cli"
     tools["models"] = "icml25.llm.models_cli"  # the pretrained-model registry: icml25 models [prepare NAME...]
     return tools
 
