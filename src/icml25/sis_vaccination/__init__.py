@@ -14,11 +14,10 @@ require("networkx", extra="graphs")
 from .contact_graphs import (  # noqa: E402
     augment_to_spectral_radius,
     flu_contact_graph,
-    load_outbreak_tree,
-    outbreak_tree_names,
     random_partial_k_tree,
     random_tree,
 )
+from .data import load_outbreak_tree, outbreak_tree_names  # noqa: E402
 from .mle_learner import MLELearner  # noqa: E402
 from .nice_tree_decomposition import NiceTreeDecomposition, nice_tree_decomposition  # noqa: E402
 from .sis_model import ExtinctionTimes, SISModel  # noqa: E402

@@ -3,23 +3,15 @@ vaccination table and meta-stability map, at sizes set by :class:`Config`."""
 
 from __future__ import annotations
 
-import time
-import warnings
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-import networkx as nx
-import numpy as np
-
 from icml25.core import Report, Scale, reproduction
 from icml25.core.plan import Needs, Plan, UnitCost
-from icml25.core.progress import progress
 from icml25.core.registry import reproduction_stub
-from icml25.core.seeding import spawn_seeds
-from icml25.core.threads import thread_limits
 from icml25.core.validation import check_int
 
-from . import _experiments as ex
+from . import experiment
 
 
 @dataclass(frozen=True)
@@ -103,7 +95,7 @@ class Config:
                      on, "about half the cells survive to the cap"),
         ]
         return Plan(
-            slug="sis_vaccination", scale=_preset_name(self),
+            slug="sis_vaccination", scale=self._preset_name(),
             stages=[f"simulator checks on K_1,9 ({self.star_reps} × {self.star_steps} steps, {self.hub_reps} hub runs) "
                     f"and the exact ν identity ({self.nu_transitions} transitions)",
                     f"SISLearn vs MLE on the flu graph: {self.learn_seeds} seeds × T={self.learn_T}",
@@ -118,49 +110,35 @@ class Config:
             runs=1, needs=Needs(cpu_cores=1, ram_gb=1.0, disk_gb=0.05), costs=costs,
             notes=["Sizes the paper does not state are ours (Config.paper docstring); a full run took 72 s."])
 
-
-def _preset_name(cfg: Config) -> str:
-    """The preset ``cfg`` is closest to (most equal fields; a tie goes to the larger scale): the plan's scale."""
-    best = (-1, "quick")
-    for name in ("quick", "full", "paper"):
-        preset = getattr(Config, name)()
-        same = sum(getattr(cfg, f.name) == getattr(preset, f.name) for f in fields(cfg))
-        if same >= best[0]:
-            best = (same, name)
-    return best[1]
-
-
-def _run(config: Config, seed: int, methods: ex.Methods) -> Report:
-    report = Report(slug="sis_vaccination", title="Learn to Vaccinate (ICML 2025)")
-    seeds = spawn_seeds(seed, 8)
-    timings = {}
-    stages = [("star", ex.check_star), ("nu", ex.check_exact_nu), ("learn", ex.check_practical_learning),
-              ("srm", ex.check_srm), ("curves", ex.learning_curves), ("vaccination", ex.vaccination_table),
-              ("map", ex.metastability_map)]
-    with thread_limits(1), warnings.catch_warnings():
-        # learning warnings (reseeded epidemics, exact→heuristic fallback) are expected in the sweeps
-        warnings.simplefilter("ignore", UserWarning)
-        for i, (name, stage) in enumerate(progress(stages, "sis_vaccination")):
-            t0 = time.perf_counter()
-            stage(report, config, seeds[i], methods)
-            timings[name] = round(time.perf_counter() - t0, 2)
-    report.add_table("stage_wall_time_s", [timings])
-    report.config["methods"] = methods.name
-    report.config["networkx"] = nx.__version__
-    report.config["numpy"] = np.__version__
-    return report
+    def _preset_name(self) -> str:
+        """The preset this config is closest to (most equal fields; a tie goes to the larger scale): the plan's
+        scale."""
+        best = (-1, "quick")
+        for name in ("quick", "full", "paper"):
+            preset = getattr(Config, name)()
+            same = sum(getattr(self, f.name) == getattr(preset, f.name) for f in fields(self))
+            if same >= best[0]:
+                best = (same, name)
+        return best[1]
 
 
 @reproduction(slug="sis_vaccination", title="Learn to Vaccinate: Combining Structure Learning and Effective "
               "Vaccination for Epidemic and Outbreak Control", arxiv="2506.15397", extras=("graphs", "plot"),
               config=Config)
-def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
-    """Spec §6 quick checks 1-5 and the full-mode experiments with the paper's methods."""
-    return _run(config, seed, ex.PAPER)
+def reproduce(scale: Scale, seed: int, out: Path, config: Config, stub: bool = False) -> Report:
+    """Spec §6 quick checks 1-5 and the full-mode experiments with the paper's methods (``stub``: their naive
+    baselines)."""
+    report = Report(slug="sis_vaccination", title="Learn to Vaccinate (ICML 2025)")
+    stages = [("star", experiment.check_star), ("nu", experiment.check_exact_nu),
+              ("learn", experiment.check_practical_learning), ("srm", experiment.check_srm),
+              ("curves", experiment.learning_curves), ("vaccination", experiment.vaccination_table),
+              ("map", experiment.metastability_map)]
+    experiment.run_stages(report, config, seed, stages, experiment.BASELINE if stub else experiment.PAPER)
+    return report
 
 
 @reproduction_stub(slug="sis_vaccination")
 def reproduce_stub(scale: Scale, seed: int, out: Path, config: Config) -> Report:
     """The same run with the paper's methods replaced by their naive baselines: the MLE learner of Barbillon et
     al. instead of SISLearn, and random vaccination instead of greedy SRM, the DP and the tree algorithm."""
-    return _run(config, seed, ex.BASELINE)
+    return reproduce(scale, seed, out, config, stub=True)

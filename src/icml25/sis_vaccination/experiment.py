@@ -6,7 +6,9 @@ Every stage takes a :class:`Methods`: the paper's methods (:data:`PAPER`) or the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +17,9 @@ import numpy as np
 
 from icml25.core import Report, Scale
 from icml25.core.plotting import new_figure
+from icml25.core.progress import progress
 from icml25.core.seeding import spawn_seeds
+from icml25.core.threads import thread_limits
 
 from ._star_chain import star_hub_vaccinated_extinction_time, star_quasi_stationary_prevalence
 from .contact_graphs import flu_contact_graph, random_partial_k_tree, random_tree
@@ -49,6 +53,27 @@ PAPER = Methods("paper", learner=lambda pi, pr, d: SISLearn(pi, d, eps_mu=0.05),
 BASELINE = Methods("baseline (MLE learner, random vaccination)", learner=lambda pi, pr, d: MLELearner(pi, pr),
                    greedy=lambda g, k, s: random_strategy(g, k, seed=s),
                    dp=lambda g, k, s: random_strategy(g, k, seed=s), tree=lambda g, k, s: random_strategy(g, k, seed=s))
+
+
+Stage = Callable[[Report, Any, int, Methods], None]
+
+
+def run_stages(report: Report, cfg: Any, seed: int, stages: Sequence[tuple[str, Stage]], methods: Methods) -> None:
+    """Run ``stages`` in order, stage i with the i-th of 8 seeds spawned from ``seed``, on one thread and with the
+    expected learning warnings silenced; record each stage's wall time and the run's methods and versions."""
+    seeds = spawn_seeds(seed, 8)
+    timings = {}
+    with thread_limits(1), warnings.catch_warnings():
+        # learning warnings (reseeded epidemics, exact→heuristic fallback) are expected in the sweeps
+        warnings.simplefilter("ignore", UserWarning)
+        for i, (name, stage) in enumerate(progress(stages, "sis_vaccination")):
+            t0 = time.perf_counter()
+            stage(report, cfg, seeds[i], methods)
+            timings[name] = round(time.perf_counter() - t0, 2)
+    report.add_table("stage_wall_time_s", [timings])
+    report.config["methods"] = methods.name
+    report.config["networkx"] = nx.__version__
+    report.config["numpy"] = np.__version__
 
 
 def check_star(report: Report, cfg, seed: int, methods: Methods = PAPER) -> None:
