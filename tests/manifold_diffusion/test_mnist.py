@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from icml25.core.data import DataNotFoundError
-from icml25.manifold_diffusion import _experiments as ex
-from icml25.manifold_diffusion._mnist import load_mnist, read_idx_images
+from icml25.manifold_diffusion import experiment as ex
 from icml25.manifold_diffusion.combination import paper_combination_matrix
+from icml25.manifold_diffusion.data import load_mnist, read_idx_images
 
 
 def _write_idx(path, images: np.ndarray) -> None:  # type: ignore[no-untyped-def]

@@ -1,4 +1,6 @@
-"""MNIST for the paper-scale real-data PCA (the paper's Fig. 3); not shipped (55 MB), never downloaded unasked.
+"""Data loading: MNIST for the paper-scale real-data PCA (the paper's Fig. 3) and scikit-learn's digits below it.
+
+MNIST is not shipped (55 MB) and never downloaded unasked.
 
 Looked up in this order: ``path`` given by the user (``--set mnist_path=...``), then ``mnist-original.mat`` (the file
 the official code reads: key ``data``, 784 × 70 000 uint8) in the cache folder, then the four IDX files of the
@@ -17,7 +19,7 @@ import numpy as np
 
 from icml25.core.data import DataNotFoundError, cache_dir, resolve_data
 
-__all__ = ["load_mnist", "read_idx_images", "MNIST_MIRROR", "IDX_FILES"]
+__all__ = ["load_mnist", "read_idx_images", "load_digits_images", "MNIST_MIRROR", "IDX_FILES"]
 
 SLUG = "manifold_diffusion"
 #: mirror of the original MNIST files (the one TensorFlow's loaders use); checked by name only, not from this machine
@@ -87,3 +89,14 @@ def load_mnist(path: str | Path | None = None, allow_download: bool | None = Non
     if x.ndim != 2 or x.shape[1] != 784:
         raise ValueError(f"MNIST must have 784 pixels per image, got an array of shape {x.shape}")
     return x
+
+
+def load_digits_images() -> np.ndarray:
+    """scikit-learn's digits, the real data below paper scale: a (1797, 64) array with values in [0, 16] (shipped with
+    scikit-learn, extra ``stats``)."""
+    from icml25.core.optional import require
+
+    require("sklearn", extra="stats")
+    from sklearn.datasets import load_digits
+
+    return load_digits().data
