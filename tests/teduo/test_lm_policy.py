@@ -31,3 +31,29 @@ def test_llm_judge_batched_equals_one_at_a_time(smollm2) -> None:
 def test_bad_lora_arguments() -> None:
     with pytest.raises(TypeError, match="model"):
         LoRAPolicy(object())
+
+
+def test_paper_preset_fields_and_plan() -> None:
+    from icml25.teduo.reproduce import Config
+
+    cfg = Config.paper()
+    assert cfg.llm == "hf:meta-llama/Meta-Llama-3-8B-Instruct" and cfg.device == "cuda" and cfg.llm_baseline
+    assert cfg.n_episodes * cfg.episode_length >= 790_000  # the paper's ~800k transitions
+    plan = cfg.plan()
+    assert plan.needs.gpus == 1 and plan.needs.weights == (cfg.llm,)
+    assert plan.estimated_seconds > Config.full().plan().estimated_seconds > Config.quick().plan().estimated_seconds
+    with pytest.raises(ValueError, match="llm"):
+        Config(llm="openai:http://localhost:8000/v1#llama")  # LoRA needs local weights
+    with pytest.raises(ValueError, match="device"):
+        Config(device="gpu")
+
+
+def test_missing_llm_weights_give_one_line_naming_the_field(tmp_path) -> None:
+    pytest.importorskip("transformers")
+    import dataclasses
+
+    from icml25.core.errors import UsageError
+    from icml25.teduo.reproduce import Config, _load_llm
+
+    with pytest.raises(UsageError, match=r"--set llm=hf:"):
+        _load_llm(dataclasses.replace(Config.quick(), llm=f"hf:{tmp_path / 'missing'}"))

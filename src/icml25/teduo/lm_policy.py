@@ -84,7 +84,9 @@ class LoRAPolicy:
                               target_modules=["q_proj", "k_proj", "v_proj", "o_proj"])
         self.net = peft.get_peft_model(self.lm.model, cfg)
         tok = self.lm.tokenizer
-        end = tok.encode("<|im_end|>", add_special_tokens=False)
+        # the chat model's end-of-turn token (SmolLM2: "<|im_end|>", Llama-3-Instruct: "<|eot_id|>")
+        end = tok.encode(tok.eos_token or "<|im_end|>", add_special_tokens=False)
+        dev = next(self.net.parameters()).device
         cache: dict[int, tuple[list[int], list[int]]] = {}
 
         def row(i: int) -> tuple[list[int], list[int]]:  # tokenised lazily: only the sampled examples
@@ -110,7 +112,7 @@ class LoRAPolicy:
                 ids[k, :n] = torch.tensor(p + a)
                 labels[k, len(p):n] = torch.tensor(a)  # loss on the answer tokens only
                 mask[k, :n] = 1
-            loss = self.net(input_ids=ids, attention_mask=mask, labels=labels).loss
+            loss = self.net(input_ids=ids.to(dev), attention_mask=mask.to(dev), labels=labels.to(dev)).loss
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -131,9 +133,11 @@ class LoRAPolicy:
         for k, s in enumerate(seqs):  # left padding: every prompt ends at the last position
             ids[k, width - len(s):] = torch.tensor(s)
             mask[k, width - len(s):] = 1
+        dev = next(self.net.parameters()).device
         with torch.inference_mode():
             pos = (mask.cumsum(-1) - 1).clamp(min=0)
-            logits = self.net(input_ids=ids, attention_mask=mask, position_ids=pos).logits[:, -1].float()
+            logits = self.net(input_ids=ids.to(dev), attention_mask=mask.to(dev),
+                              position_ids=pos.to(dev)).logits[:, -1].float().cpu()
         free = logits.argmax(-1).tolist()
         self.n_invalid += sum(f not in self.action_ids for f in free)
         return logits[:, self.action_ids].argmax(-1).tolist()
