@@ -135,4 +135,7 @@ CASES = [
                                            "e_ac": 0.9e-12, "e_add": 0.9e-12},
                  bad={"lengths": ARRAY, "hidden": SIZE, "ffn": SIZE, "layers": SIZE, "heads": SIZE, "T": SIZE,
                       "e_mac": POSITIVE, "e_ac": POSITIVE, "e_add": POSITIVE}),
+    BadInputCase("estimate_energy", lambda: {"model": _w1a4(), "data": [_batch()], "T": 16, "e_mac": 4.6e-12,
+                                             "e_ac": 0.9e-12, "e_add": 0.9e-12},
+                 bad={"T": SIZE, "e_mac": POSITIVE, "e_ac": POSITIVE, "e_add": POSITIVE}),
 ]

@@ -127,4 +127,11 @@ CASES = [
                  bad={"e_mac": POSITIVE, "e_ac": POSITIVE}),
     BadInputCase("memory_access_energy", lambda: {"n_bytes": 4096.0}, bad={"n_bytes": POSITIVE}),
     BadInputCase("spikf_layers", skip="takes a built SpikFForecaster and the dict of collect_firing_rates"),
+    BadInputCase("estimate_energy", lambda: {"model": _dlinear(), "data": _windows()[0], "e_mac": 4.6e-12,
+                                             "e_ac": 0.9e-12, "batch_size": 8},
+                 bad={"data": ARRAY, "e_mac": POSITIVE, "e_ac": POSITIVE, "batch_size": SIZE}),
+    BadInputCase("energy_table", lambda: {"layers": _layers(), "e_mac": 4.6e-12, "e_ac": 0.9e-12},
+                 bad={"e_mac": POSITIVE, "e_ac": POSITIVE}),
+    BadInputCase("dense_layers", lambda: {"model": _dlinear(), "X": _windows()[0], "batch_size": 8},
+                 bad={"X": ARRAY, "batch_size": SIZE}),
 ]

@@ -143,9 +143,19 @@ def estimate_energy(model: Any, data: Sequence[Mapping[str, Any]], T: int = 16, 
 
     from .spiking import SpikingSorbet
 
+    check_int(T, "T", low=2)
+    for name, v in (("e_mac", e_mac), ("e_ac", e_ac)):
+        check_positive(v, name)
+    if e_add is not None:
+        check_positive(e_add, "e_add")
+    check_positive(ptsoftmax_ops, "ptsoftmax_ops", allow_zero=True)
+    check_positive(bspn_ops, "bspn_ops", allow_zero=True)
+    if not isinstance(data, Sequence) or isinstance(data, (str, bytes)) or not data or not all(
+            isinstance(b, Mapping) and all(k in b for k in ("input_ids", "attention_mask", "token_type_ids"))
+            for b in data):
+        raise ValueError(f"data must be a non-empty list of batches from batches() (dicts with input_ids, "
+                         f"attention_mask, token_type_ids), got {type(data).__name__}")
     snn = model if isinstance(model, SpikingSorbet) else SpikingSorbet(model, T=T)
-    if not isinstance(data, Sequence) or not data:
-        raise ValueError(f"data must be a non-empty list of batches from batches(), got {type(data).__name__}")
     device = next(snn.ann.parameters()).device
     stats: dict[str, dict[str, float]] = {}
     lengths: list[int] = []

@@ -271,8 +271,16 @@ def estimate_energy(model: Any, data: Any, e_mac: float = 4.6e-12, e_ac: float =
         One row per layer: ``layer``, ``op`` ("AC" or "MAC"), ``MACs`` (dense), ``input rate``, ``operations``
         (SOPs or MACs actually paid), ``energy (J)`` and ``share`` of the total.
     """
-    if isinstance(data, (tuple, list)) and len(data) == 2:
+    import numpy as np
+
+    from icml25.core.validation import check_array
+
+    e_mac = check_positive(e_mac, "e_mac")
+    e_ac = check_positive(e_ac, "e_ac")
+    batch_size = check_int(batch_size, "batch_size", low=1)
+    if isinstance(data, tuple) and len(data) == 2:
         data = data[0]
+    data = check_array(data, "data", ndim=3).astype(np.float32)
     from .model import SpikFForecaster
 
     if isinstance(model, SpikFForecaster):
