@@ -41,6 +41,7 @@ class AgentConfig:
     beta_high: float = 3.0  # AWR inverse temperature of the high-level actor
     beta_low: float = 3.0  # AWR inverse temperature of the low-level actor
     adv_clip: float = 100.0  # maximum AWR weight
+    device: str = "cpu"  # torch device of the networks and of every batch tensor ("cuda" at paper scale)
 
     def __post_init__(self) -> None:
         check_option(self.value, "value", ("mlp", "mrn", "iqe"))
@@ -55,6 +56,8 @@ class AgentConfig:
         check_real(self.expectile, "expectile", low=0.0, high=1.0, low_open=True, high_open=True)
         for name in ("lr", "adv_clip"):
             check_positive(getattr(self, name), name)
+        if not isinstance(self.device, str) or not (self.device in ("cpu", "cuda") or self.device.startswith("cuda:")):
+            raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:<index>', got {self.device!r}")
         check_real(self.tau, "tau", low=0.0, high=1.0, low_open=True)
         for name in ("beta", "beta_high", "beta_low"):
             check_positive(getattr(self, name), name, allow_zero=True)
@@ -105,9 +108,12 @@ class GCIVL:
         self.seed = check_int(seed, "seed", low=0)
         mean = np.zeros(obs_dim) if obs_mean is None else check_array(obs_mean, "obs_mean", shape=(obs_dim,))
         std = np.ones(obs_dim) if obs_std is None else check_array(obs_std, "obs_std", shape=(obs_dim,), low=0.0)
-        self.obs_mean = torch.as_tensor(mean, dtype=torch.float32)
-        self.obs_std = torch.as_tensor(np.maximum(std, 1e-6), dtype=torch.float32)
         c = self.config
+        if c.device != "cpu" and not torch.cuda.is_available():
+            raise RuntimeError(f"config.device={c.device!r} but torch sees no CUDA GPU; use device='cpu'")
+        self.device = torch.device(c.device)
+        self.obs_mean = torch.as_tensor(mean, dtype=torch.float32, device=self.device)
+        self.obs_std = torch.as_tensor(np.maximum(std, 1e-6), dtype=torch.float32, device=self.device)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
             self.values = nn.ModuleList([make_value_net(obs_dim, c.hidden, c.value, c.latent) for _ in range(2)])
@@ -118,13 +124,21 @@ class GCIVL:
             elif c.actor == "hierarchical":
                 self.actors["high"] = mlp(2 * obs_dim, c.hidden, obs_dim)
                 self.actors["low"] = mlp(2 * obs_dim, c.hidden, action_dim)
+        if c.device != "cpu":
+            self.values.to(self.device)
+            self.targets.to(self.device)
+            self.actors.to(self.device)
         self.value_opt = torch.optim.Adam(self.values.parameters(), lr=c.lr)
         self.actor_opt = torch.optim.Adam(self.actors.parameters(), lr=c.lr) if len(self.actors) else None
         self.steps = 0
 
     # ---- helpers -------------------------------------------------------------------------------------------
     def _norm(self, x: Any) -> torch.Tensor:
-        return (torch.as_tensor(np.asarray(x), dtype=torch.float32) - self.obs_mean) / self.obs_std
+        return (self._t(x) - self.obs_mean) / self.obs_std
+
+    def _t(self, x: Any, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """A numpy batch array as a tensor on the agent's device."""
+        return torch.as_tensor(np.asarray(x), dtype=dtype, device=self.device)
 
     def _v(self, nets: nn.ModuleList, s: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
         return torch.stack([net(s, g) for net in nets])  # (2, B)
@@ -134,8 +148,8 @@ class GCIVL:
         """The value objective of spec §2.3-2.4 on one batch (see :meth:`update` for the batch keys)."""
         c = self.config
         s, s2, g = self._norm(batch["obs"]), self._norm(batch["next_obs"]), self._norm(batch["value_goals"])
-        r = torch.as_tensor(np.asarray(batch["rewards"]), dtype=torch.float32)
-        m = torch.as_tensor(np.asarray(batch["masks"]), dtype=torch.float32)
+        r = self._t(batch["rewards"])
+        m = self._t(batch["masks"])
         v = self._v(self.values, s, g)
         with torch.no_grad():
             both = self._v(self.targets, torch.cat([s, s2]), torch.cat([g, g]))
@@ -143,7 +157,7 @@ class GCIVL:
         floor = c.penalty_floor and c.alpha_c > 0
         loss, info = ivl_loss(v, nv_t, v_t, r, m, discount=c.discount, expectile=c.expectile, clip_targets=floor)
         if c.alpha_c > 0:
-            ct = torch.as_tensor(np.asarray(batch["is_cross"], dtype=bool))
+            ct = self._t(np.asarray(batch["is_cross"], dtype=bool), torch.bool)
             pen, pinfo = conservative_penalty(v, ct, c.alpha_c, floor=value_floor(c.discount) if floor else None)
             loss = loss + pen
             info.update(pinfo)
@@ -154,7 +168,7 @@ class GCIVL:
         c = self.config
         s, s2 = self._norm(batch["obs"]), self._norm(batch["next_obs"])
         ga = self._norm(batch["actor_goals"])
-        a = torch.as_tensor(np.asarray(batch["actions"]), dtype=torch.float32)
+        a = self._t(batch["actions"])
         if c.actor == "flat":
             with torch.no_grad():
                 adv = self._v(self.values, s2, ga).mean(0) - self._v(self.values, s, ga).mean(0)
@@ -198,7 +212,7 @@ class GCIVL:
         obs = check_array(obs, "obs", ndim=2, shape=(None, self.obs_dim))
         goals = check_array(goals, "goals", ndim=2, shape=(len(obs), self.obs_dim))
         with torch.no_grad():
-            return self._v(self.values, self._norm(obs), self._norm(goals)).mean(0).numpy().astype(float)
+            return self._v(self.values, self._norm(obs), self._norm(goals)).mean(0).cpu().numpy().astype(float)
 
     def act(self, obs: Any, goals: Any) -> np.ndarray:
         """Deterministic action (the Gaussian mean, clipped to [-1, 1]) for (B, obs_dim) obs/goals -> (B, action_dim).
@@ -216,7 +230,7 @@ class GCIVL:
             else:
                 sub = self.actors["high"](torch.cat([s, g], -1))
                 a = self.actors["low"](torch.cat([s, sub], -1))
-        return a.clamp(-1.0, 1.0).numpy().astype(float)
+        return a.clamp(-1.0, 1.0).cpu().numpy().astype(float)
 
     # ---- persistence -----------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -232,7 +246,7 @@ class GCIVL:
 
     def load(self, path: str | Path) -> GCIVL:
         """Load what :meth:`save` wrote (same architecture); returns ``self``."""
-        st = torch.load(Path(path), weights_only=False)
+        st = torch.load(Path(path), weights_only=False, map_location=self.device)
         self.values.load_state_dict(st["values"])
         self.targets.load_state_dict(st["targets"])
         self.actors.load_state_dict(st["actors"])

@@ -34,7 +34,8 @@ class Config:
     eval_episodes: int = 10  # F: rollouts per evaluation task (5 tasks)
     ablations: bool = True  # F: also quasimetric-only, penalty-only and p_rand = 0.5 (first seed)
     batch_size: int = 256  # transitions per step (paper 1024)
-    hidden: int = 256  # width of the 2 hidden layers of every MLP (paper: 3 x 512)
+    hidden: int = 256  # width of the hidden layers of every MLP (paper: 3 x 512)
+    layers: int = 2  # hidden layers of every MLP (paper: 3)
     latent: int = 64  # quasimetric embedding size (MRN: 32 symmetric + 32 asymmetric)
     value_head: str = "mrn"  # CGCIVL's quasimetric head: "mrn" (CPU default) or "iqe"
     alpha_c: float = 0.3  # conservative penalty weight (spec §2.4)
@@ -46,12 +47,21 @@ class Config:
     wall_pairs: int = 2000  # pairs in the Euclidean band [3, 6] for the wall test (medium maze only)
     sampler_draws: int = 100_000  # goal-sampler draws for the frequency check
     triples: int = 1000  # random triples for the quasimetric checks
+    data_source: str = "generated"  # "generated" (our seeded OGBench-style generator) or "ogbench" (the official
+    # pointmaze-<maze>-stitch-v0.npz files: --allow-download, or placed in ~/.cache/icml25/cgcivl)
+    device: str = "cpu"  # torch device of the agents ("cuda" in paper())
 
     def __post_init__(self) -> None:
         check_option(self.value_head, "value_head", ("mrn", "iqe"))
         check_option(self.actor, "actor", ("flat", "hierarchical"))
+        check_option(self.data_source, "data_source", ("generated", "ogbench"))
+        if not isinstance(self.device, str) or not (self.device in ("cpu", "cuda") or self.device.startswith("cuda:")):
+            raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:<index>', got {self.device!r}")
+        if self.value_head == "iqe" and self.latent % 8:
+            raise ValueError(f"latent must be a multiple of 8 for the IQE head, got {self.latent}")
         for name, low in (("q_episodes", 5), ("q_updates", 1), ("q_seeds", 1), ("f_episodes", 5), ("f_updates", 1),
-                          ("f_seeds", 1), ("eval_episodes", 1), ("batch_size", 8), ("hidden", 1), ("latent", 2),
+                          ("f_seeds", 1), ("eval_episodes", 1), ("batch_size", 8), ("hidden", 1), ("layers", 1),
+                          ("latent", 2),
                           ("n_pairs", 10), ("wall_pairs", 10), ("sampler_draws", 1000), ("triples", 10)):
             check_int(getattr(self, name), name, low=low)
         for name in ("large", "ablations", "penalty_floor"):
@@ -70,13 +80,108 @@ class Config:
     def full(cls) -> Config:
         return cls(q_seeds=3, large=True)
 
+    @classmethod
+    def paper(cls) -> Config:
+        """OGBench's pointmaze stitch data sets and training scale (spec §2.6), on a GPU."""
+        return cls(
+            data_source="ogbench",  # spec §5: the official pointmaze-{medium,large}-stitch-v0 files (5,000 episodes)
+            q_updates=1_000_000, f_updates=1_000_000,  # spec §2.6: 1M gradient steps
+            q_seeds=3,  # the value diagnostics are ours (not in the paper): 3 seeds as full
+            f_seeds=8,  # spec §3: success averaged over seeds; OGBench's protocol uses 8 (the paper's count unread)
+            large=True, actor="hierarchical",  # spec §2.5: the paper's policy is HIQL-style hierarchical
+            eval_episodes=50,  # OGBench: 50 episodes per evaluation task (5 tasks)
+            batch_size=1024, hidden=512, layers=3,  # spec §2.6: batch 1024, MLPs 3 x 512
+            value_head="iqe", latent=512,  # spec §2.2: IQE as in QRL, 64 components x 8
+            device="cuda",  # OGBench agents train on one GPU
+        )
+
+    def plan(self) -> Any:
+        """The dry run: updates, rollouts and data generation times measured per-update costs."""
+        return _plan(self)
+
+
+#: CPU seconds per update of one agent at batch 256 and 2 x 256 hidden units, one thread (README, bench_updates.py):
+#: plain-MLP GCIVL 21 ms, CGCIVL with the MRN head 41 ms, with the IQE head 46 ms
+_UPDATE_S = {"mlp": 0.021, "mrn": 0.041, "iqe": 0.046}
+#: seconds per generated stitch episode (spec §5: 1,000 episodes in 140-155 s on this machine) and per evaluation
+#: episode (up to 1,000 env steps at the spec's 1,300-4,500 steps/s, plus one actor pass per step)
+_GEN_EPISODE_S, _EVAL_EPISODE_S = 0.15, 0.6
+#: assumed GPU speed-up over one CPU thread for a batch-1024, 3 x 512 update (not measured: no GPU here)
+_GPU_SPEEDUP = 100.0
+
+
+def _plan(cfg: Config) -> Any:
+    import dataclasses
+
+    from icml25.core.plan import Needs, Plan, UnitCost
+
+    gpu = cfg.device != "cpu"
+    size = (cfg.batch_size / 256) * (cfg.layers * cfg.hidden**2) / (2 * 256**2)  # matmul work relative to the bench
+    speed = _GPU_SPEEDUP if gpu else 1.0
+    note = (f"scaled by batch x layers x width^2 from batch 256, 2x256 ({size:.3g}x)"
+            + (f"; GPU assumed {_GPU_SPEEDUP:g}x one CPU thread (not measured)" if gpu else ""))
+    where = "2-core CPU, one thread, bench_updates.py (README)"
+    per_pair = (_UPDATE_S["mlp"] + _UPDATE_S[cfg.value_head]) * size / speed
+    costs = [UnitCost("Q2 value training, medium-stitch (GCIVL + CGCIVL)", "update pair", cfg.q_updates * cfg.q_seeds,
+                      per_pair, where, note)]
+    stages = [f"Q1 checks; Q2: GCIVL and CGCIVL values on pointmaze-medium-stitch, {cfg.q_seeds} seed(s) x "
+              f"{cfg.q_updates} updates"]
+    datasets = []
+    # the generator checks (Q1f) always use generated medium-stitch episodes
+    gen = cfg.q_episodes + (cfg.f_episodes if cfg.large and cfg.data_source == "generated" else 0)
+    costs.append(UnitCost("pointmaze stitch data generation (cached after the first run)", "episode", gen,
+                          _GEN_EPISODE_S, "2-core CPU, spec §5 (1,000 episodes in 140-155 s)"))
+    datasets.append(f"generated pointmaze-medium-stitch ({cfg.q_episodes} episodes)"
+                    + (", for the generator checks" if cfg.data_source == "ogbench" else ""))
+    if cfg.data_source == "ogbench":
+        datasets.append("OGBench pointmaze-medium-stitch-v0 (download)")
+    if cfg.large:
+        jobs = cfg.f_seeds + (3 if cfg.ablations else 0)
+        costs.append(UnitCost("F: large-stitch training, GCIVL + CGCIVL (+ ablations)", "update pair",
+                              cfg.f_updates * jobs, per_pair, where, note))
+        costs.append(UnitCost("F: evaluation rollouts (5 tasks)", "episode", 5 * cfg.eval_episodes * 2 * jobs,
+                              _EVAL_EPISODE_S, "2-core CPU, spec §5 env steps/s (estimate)"))
+        stages.append(f"F: GCIVL and CGCIVL ({cfg.actor} actor) on pointmaze-large-stitch, {cfg.f_seeds} seeds x "
+                      f"{cfg.f_updates} updates, {cfg.eval_episodes} episodes x 5 tasks"
+                      + ("; ablations on the first seed" if cfg.ablations else ""))
+        datasets.append("OGBench pointmaze-large-stitch-v0 (download)" if cfg.data_source == "ogbench"
+                        else f"generated pointmaze-large-stitch ({cfg.f_episodes} episodes)")
+    presets = {"paper": Config.paper(), "full": Config.full(), "quick": Config.quick()}
+    scale = min(presets, key=lambda k: sum(getattr(cfg, f.name) != getattr(presets[k], f.name)
+                                           for f in dataclasses.fields(cfg)))
+    downloads = tuple(f"{_OGBENCH_URL}/pointmaze-{m}-stitch-v0.npz" for m in ("medium", "large")
+                      if cfg.data_source == "ogbench" and (m == "medium" or cfg.large))
+    return Plan(slug="cgcivl", scale=scale, stages=stages,
+                models=[f"GCIVL (MLP V) and CGCIVL ({cfg.value_head} V, alpha_c={cfg.alpha_c}), {cfg.layers} x "
+                        f"{cfg.hidden} MLPs, batch {cfg.batch_size}"],
+                datasets=datasets, runs=cfg.q_seeds + (cfg.f_seeds if cfg.large else 0),
+                needs=Needs(cpu_cores=1, gpus=1 if gpu else 0, gpu_memory_gb=8.0 if gpu else 0.0,
+                            ram_gb=8.0 if cfg.data_source == "ogbench" else 2.0, disk_gb=1.0, downloads=downloads),
+                costs=costs)
+
+
+#: where OGBench's data sets live (ogbench.utils.DEFAULT_DATASET_URL)
+_OGBENCH_URL = "https://rail.eecs.berkeley.edu/datasets/ogbench"
+
+
+def _dataset(cfg: Config, maze: str, episodes: int, seed: int) -> dict[str, np.ndarray]:
+    """The stitch data set of ``maze``: generated (cached) or OGBench's official file (``data_source``)."""
+    from .data import cached_pointmaze_dataset, load_dataset
+
+    if cfg.data_source == "generated":
+        return cached_pointmaze_dataset(maze, "stitch", episodes, seed=seed)
+    from icml25.core.data import resolve_data
+
+    name = f"pointmaze-{maze}-stitch-v0.npz"
+    return load_dataset(resolve_data("cgcivl", name, url=f"{_OGBENCH_URL}/{name}"))
+
 
 # ---------------------------------------------------------------------------------------------------------------
 def _agent_configs(cfg: Config, actor: str, stub: bool) -> dict[str, Any]:
     from .agents import AgentConfig
 
-    base = dict(hidden=(cfg.hidden, cfg.hidden), latent=cfg.latent, discount=cfg.discount,
-                expectile=cfg.expectile, lr=cfg.lr, actor=actor)
+    base = dict(hidden=(cfg.hidden,) * cfg.layers, latent=cfg.latent, discount=cfg.discount,
+                expectile=cfg.expectile, lr=cfg.lr, actor=actor, device=cfg.device)
     gcivl = AgentConfig(value="mlp", alpha_c=0.0, **base)
     cg = AgentConfig(value=cfg.value_head, alpha_c=cfg.alpha_c, penalty_floor=cfg.penalty_floor, **base)
     return {"GCIVL": gcivl, "CGCIVL": gcivl if stub else cg}
@@ -119,11 +224,10 @@ def _block(cfg: Config, maze: str, episodes: int, updates: int, n_seeds: int, ac
     """Train GCIVL and CGCIVL (and the ablations) on a generated stitch dataset and measure them."""
     from dataclasses import replace
 
-    from .data import cached_pointmaze_dataset
     from .maze import maze_layout
 
     layout = maze_layout(maze)
-    data = cached_pointmaze_dataset(maze, "stitch", episodes, seed=seed)
+    data = _dataset(cfg, maze, episodes, seed)
     confs = _agent_configs(cfg, actor, stub)
     res: dict[str, list[dict[str, Any]]] = {m: [] for m in confs}
     rows, agents = [], []
@@ -204,9 +308,14 @@ def _run_all(scale: Scale, seed: int, out: Path, cfg: Config, stub: bool) -> Rep
 
 
 def _experiments(scale: Scale, seed: int, cfg: Config, stub: bool) -> Report:
+    from dataclasses import replace
+
     rep = Report(slug="cgcivl", title=TITLE)
     q = _block(cfg, "medium", cfg.q_episodes, cfg.q_updates, cfg.q_seeds, "flat", False, False, seed, stub)
-    _q1_claims(rep, _mechanism_checks(cfg, q["data"], q["layout"], seed))
+    # the generator checks need our generated episodes (their start and goal cells), also when training on OGBench's
+    checks = q["data"] if cfg.data_source == "generated" else _dataset(replace(cfg, data_source="generated"), "medium",
+                                                                       cfg.q_episodes, seed)
+    _q1_claims(rep, _mechanism_checks(cfg, checks, q["layout"], seed))
     _add_tables(rep, q)
     _q2_claims(rep, q["res"])
     rep.add_figure("value_vs_bfs_medium", _figure_scatter(q["agents"], q["data"], q["layout"], seed))
@@ -286,7 +395,7 @@ def _q2_claims(rep: Report, res: dict[str, list[dict[str, Any]]]) -> None:
                        "alleviates over-estimation; no number of it was readable")
     # fails if: as Q2a, or the penalty also pushes down GCIVL's supported values only (no relative gain)
     rep.add_claim("Q2b", "over-estimation rate of CGCIVL <= GCIVL's - 0.3", None, float(np.mean(d_over)), ">=", 0.3,
-                  kind="paper", per_seed=d_over, requires=("Q1e",), reference_value=0.607,
+                  kind="paper", per_seed=d_over, requires=("Q1e",), reference_value=0.607, headline=True,
                   reference_source="spec §6 prototype (0.648 - 0.041)",
                   note=f"GCIVL {g_over:.3f}, CGCIVL {c_over:.3f} (measured = GCIVL - CGCIVL)")
     # fails if: the quasimetric head is not used or the penalty flattens all values (no better ranking)
@@ -306,7 +415,7 @@ def _q2_claims(rep: Report, res: dict[str, list[dict[str, Any]]]) -> None:
         # fails if: GCIVL already sees the walls as well as CGCIVL (then the penalty adds nothing here)
         rep.add_claim("Q2e", "binned wall AUC of CGCIVL >= GCIVL's + 0.3", None, c_w - g_w, ">=", 0.3,
                       kind="mechanism", reference_value=0.592, reference_source="spec §6 prototype (0.865 - 0.273)",
-                      note=f"GCIVL {g_w:.3f}, CGCIVL {c_w:.3f}", scale=Scale.FULL)
+                      note=f"GCIVL {g_w:.3f}, CGCIVL {c_w:.3f}")
 
 
 def _full_claims(rep: Report, cfg: Config, res: dict[str, list[dict[str, Any]]], n: int) -> None:
@@ -334,7 +443,7 @@ def _full_claims(rep: Report, cfg: Config, res: dict[str, list[dict[str, Any]]],
                       note=f"GCIVL {g_s:.3f} {g_ss}, CGCIVL {c_s:.3f} {c_ss}")
         # fails if: (expected at CPU scale) the stitching gain needs paper-scale training (1M steps, batch 1024)
         rep.add_claim("F2", "the paper's headline: CGCIVL beats GCIVL on pointmaze-large-stitch success (by >= 0.10)",
-                      None, c_s - g_s, ">=", 0.10, kind="paper", scale=Scale.FULL,
+                      None, c_s - g_s, ">=", 0.10, kind="paper", scale=Scale.FULL, headline=True,
                       reference_value=0.12, reference_source="OGBench paper (Park et al. 2025), GCIVL success on "
                       "pointmaze-large-stitch, recalled in spec §3 (unverified)",
                       note="the paper's own table was not readable offline (no paper number); the spec expects this "
