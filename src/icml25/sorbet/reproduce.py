@@ -197,7 +197,12 @@ def _experiments(scale: Scale, seed: int, cfg: Config, method: bool) -> Report:
     from .data import GLUE_TASKS
 
     spec = GLUE_TASKS[cfg.task]
-    tok, hf = load_teacher(cfg.encoder, num_labels=spec["num_labels"], num_layers=cfg.num_layers, seed=seed)
+    try:
+        tok, hf = load_teacher(cfg.encoder, num_labels=spec["num_labels"], num_layers=cfg.num_layers, seed=seed)
+    except ValueError as exc:  # a missing or unusable encoder is the user's to fix (one line, exit 2)
+        from icml25.core.errors import UsageError
+
+        raise UsageError(f"encoder={cfg.encoder!r}: {exc}") from None
     metric = "dev " + spec["metric"]
     sst2 = cfg.task == "sst2"
     d = _data(cfg, seed, tok)
