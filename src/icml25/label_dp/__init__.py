@@ -9,7 +9,7 @@ is a scikit-learn classifier (extra ``stats``), imported on first use.
 from typing import Any
 
 from .channel import RRChannel, check_binary_labels, privacy_slack, randomized_response
-from .datasets import load_adult, load_pima
+from .data import load_adult, load_pima
 from .design import (
     TwoStageDesign,
     design_criterion,

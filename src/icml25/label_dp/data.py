@@ -14,6 +14,8 @@ __all__ = ["load_adult", "load_pima"]
 
 ADULT_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.data"
 PIMA_URL = "https://raw.githubusercontent.com/jbrownlee/Datasets/master/pima-indians-diabetes.data.csv"
+#: complete rows of the shipped Adult copy (the largest subsample E5 can draw without replacement)
+ADULT_ROWS = 30162
 
 
 def _standardise(A: np.ndarray) -> np.ndarray:
