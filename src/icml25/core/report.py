@@ -1,15 +1,33 @@
-"""Writing reports: ``<out>/<slug>/report.md``, ``report.json``, ``config.json``, ``*.png`` and ``<out>/index.md``."""
+"""Writing reports: ``<out>/<slug>/report.md``, ``report.json``, ``config.json``, ``*.png`` and ``<out>/index.md``.
+
+A report is written atomically: :func:`write_report` writes every file into a hidden staging folder inside the
+report's folder (``.partial-<host>-<pid>``), then renames them into place one by one, ``report.json`` last, and
+removes the staging folder. A process killed at any moment (Ctrl-C, SIGTERM, out of memory) therefore leaves the
+previous report as it was, and a folder that holds a ``report.json`` holds the complete report it belongs to (the
+other files are renamed in before it). Staging folders left by killed processes are removed by the next write into
+that folder (:func:`remove_stale_partials`; the runner also calls it when a task starts).
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
+import socket
+import time
 from pathlib import Path
 from typing import Any
 
 from .claims import Report, _fmt
 
 __all__ = ["write_report", "read_report", "write_index", "claims_markdown", "counts_text", "scale_counts_text",
-           "verdicts_markdown", "COLUMNS_NOTE"]
+           "verdicts_markdown", "COLUMNS_NOTE", "remove_stale_partials", "PARTIAL_PREFIX"]
+
+#: name prefix of the staging folders of :func:`write_report` (``.partial-<host>-<pid>``)
+PARTIAL_PREFIX = ".partial-"
+#: a staging folder of another host is stale after this long (its process cannot be asked whether it still runs)
+_FOREIGN_STALE_S = 24 * 3600.0
 
 #: what the columns of a claim table mean (printed above every claim table)
 COLUMNS_NOTE = ("*paper*: a number printed in the paper, with where (never ours, never a prototype's); "
@@ -109,42 +127,102 @@ def _table_markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_report(report: Report, out_dir: str | Path) -> Path:
-    """Write ``report`` into ``out_dir`` (the paper's folder) and return the Markdown path.
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname())[:60] or "host"
 
-    Figures given as matplotlib Figures are saved as PNG; figures given as paths are kept where they are (they
-    should already lie in ``out_dir``).
+
+def _partial_folder(out: Path) -> Path:
+    """This process's staging folder in ``out``."""
+    return out / f"{PARTIAL_PREFIX}{_host()}-{os.getpid()}"
+
+
+def _is_stale(path: Path) -> bool:
+    """A staging folder whose process is gone: same host and a pid that is dead (or ours: a previous process
+    that had our pid), or another host's folder older than a day."""
+    host, _, pid = path.name[len(PARTIAL_PREFIX):].rpartition("-")
+    if host != _host() or not pid.isdigit():
+        try:
+            return time.time() - path.stat().st_mtime > _FOREIGN_STALE_S
+        except OSError:
+            return False
+    if int(pid) == os.getpid():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OSError):
+        return False
+    return False
+
+
+def remove_stale_partials(out_dir: str | Path) -> list[Path]:
+    """Remove the staging folders that killed processes left in ``out_dir``; return the ones removed."""
+    out = Path(out_dir)
+    removed = []
+    try:
+        candidates = [p for p in out.iterdir() if p.name.startswith(PARTIAL_PREFIX) and p.is_dir()]
+    except OSError:
+        return removed
+    for p in candidates:
+        if _is_stale(p):
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+    return removed
+
+
+def write_report(report: Report, out_dir: str | Path) -> Path:
+    """Write ``report`` into ``out_dir`` (the paper's folder), atomically, and return the Markdown path.
+
+    Writes ``report.json``, ``config.json``, ``report.md`` and the figures into a staging folder, then renames them
+    into ``out_dir``, ``report.json`` last (see the module docstring): a process killed while writing leaves the
+    previous report intact. Figures given as matplotlib Figures are saved as PNG; figures given as paths are kept
+    where they are when they lie in ``out_dir`` and copied into it otherwise (the first seed's figures of an
+    aggregated report). Other files in ``out_dir`` are not touched.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    fig_files = []
-    for name, fig in report.figures.items():
-        if fig is None:
-            continue
-        if isinstance(fig, (str, Path)):
-            fig_files.append(Path(fig).name)
-            continue
-        from .plotting import save_figure
+    remove_stale_partials(out)
+    staging = _partial_folder(out)
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        fig_files = []
+        for name, fig in report.figures.items():
+            if fig is None:
+                continue
+            if isinstance(fig, (str, Path)):
+                src = Path(fig)
+                if src.resolve().parent != out.resolve() and src.is_file():
+                    shutil.copyfile(src, staging / src.name)
+                fig_files.append(src.name)
+                continue
+            from .plotting import save_figure
 
-        save_figure(fig, out / f"{name}.png")
-        fig_files.append(f"{name}.png")
-    data = report.to_dict()
-    (out / "report.json").write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
-    (out / "config.json").write_text(json.dumps(report.config, indent=2, default=str), encoding="utf-8")
-    md = [f"# {report.title}", "",
-          f"slug `{report.slug}` · scale **{report.scale.value}** · seed {report.seed}"
-          + (f" · wall time {report.wall_time_s:.1f} s" if report.wall_time_s is not None else ""), "",
-          f"**{scale_counts_text(report)}**", "", f"**Verdict:** {_verdict_line(report)}", "", "## Claims", "", COLUMNS_NOTE, "", claims_markdown(report), ""]
-    if report.notes:
-        md += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
-    for name, rows in report.tables.items():
-        md += [f"## {name}", "", _table_markdown(rows), ""]
-    if fig_files:
-        md += ["## Figures", ""] + [f"![{f}]({f})" for f in fig_files] + [""]
-    md += ["## Configuration", "", "```json", json.dumps(report.config, indent=2, default=str), "```", ""]
-    path = out / "report.md"
-    path.write_text("\n".join(md), encoding="utf-8")
-    return path
+            save_figure(fig, staging / f"{name}.png")
+            fig_files.append(f"{name}.png")
+        data = report.to_dict()
+        (staging / "report.json").write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
+        (staging / "config.json").write_text(json.dumps(report.config, indent=2, default=str), encoding="utf-8")
+        md = [f"# {report.title}", "",
+              f"slug `{report.slug}` · scale **{report.scale.value}** · seed {report.seed}"
+              + (f" · wall time {report.wall_time_s:.1f} s" if report.wall_time_s is not None else ""), "",
+              f"**{scale_counts_text(report)}**", "", f"**Verdict:** {_verdict_line(report)}", "", "## Claims", "",
+              COLUMNS_NOTE, "", claims_markdown(report), ""]
+        if report.notes:
+            md += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
+        for name, rows in report.tables.items():
+            md += [f"## {name}", "", _table_markdown(rows), ""]
+        if fig_files:
+            md += ["## Figures", ""] + [f"![{f}]({f})" for f in fig_files] + [""]
+        md += ["## Configuration", "", "```json", json.dumps(report.config, indent=2, default=str), "```", ""]
+        (staging / "report.md").write_text("\n".join(md), encoding="utf-8")
+        # the commit: every file renamed into place, report.json last (its presence means the rest is there)
+        for name in sorted((p.name for p in staging.iterdir()), key=lambda n: (n == "report.json", n)):
+            os.replace(staging / name, out / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return out / "report.md"
 
 
 def _verdict_line(report: Report) -> str:
@@ -209,5 +287,12 @@ def write_index(out_dir: str | Path) -> Path:
         rows += ["", "Reports not read:", *skipped]
     path = out / "index.md"
     out.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    remove_stale_partials(out)
+    staging = _partial_folder(out)  # written there and renamed into place: a kill leaves the old index
+    staging.mkdir(exist_ok=True)
+    try:
+        (staging / "index.md").write_text("\n".join(rows) + "\n", encoding="utf-8")
+        os.replace(staging / "index.md", path)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return path

@@ -333,8 +333,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C, so that the same clean-up runs (workers stopped, staging
+    folders removed); the exit code is 143."""
+
+
+#: set when SIGTERM arrived during this command (a library may re-raise our Terminated as a plain KeyboardInterrupt)
+_SIGTERM_SEEN: list[bool] = [False]
+
+
+def _on_sigterm(signum: int, frame: typing.Any) -> None:
+    _SIGTERM_SEEN[0] = True
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> typing.Iterator[None]:
+    """Turn SIGTERM into :class:`Terminated` while the command runs (main thread only; restored after)."""
+    import signal
+
+    _SIGTERM_SEEN[0] = False
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``icml25`` console script; returns the exit code."""
+    with _sigterm_as_interrupt():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     tools = _paper_tools()
     if argv and argv[0] in tools:
@@ -360,9 +396,10 @@ def _guarded(fn: typing.Callable[[], typing.Any], show_traceback: bool,
     user_errors = USER_ERRORS if user_errors is None else tuple({*USER_ERRORS, *user_errors})
     try:
         return int(fn() or 0)
-    except KeyboardInterrupt:
-        print("icml25: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated): complete reports are kept, see run.runner
+        terminated = isinstance(exc, Terminated) or _SIGTERM_SEEN[0]
+        print(f"icml25: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return 143 if terminated else 130
     except user_errors as exc:
         if show_traceback:
             raise

@@ -182,6 +182,9 @@ def run_task(task: Task, in_process: bool = False) -> TaskResult:
     keep = (lambda e: e) if in_process else _portable
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        from icml25.core.report import remove_stale_partials
+
+        remove_stale_partials(folder)  # what a killed run of this task left half-written
         with thread_limits(task.threads), contextlib.ExitStack() as stack:  # the stack closes first
             from icml25.core.registry import get_reproduction
             from icml25.core.report import write_report
@@ -355,6 +358,13 @@ def _pool_results(tasks: list[Task], jobs: int) -> Iterator[tuple[Task, Any]]:
                     yield futures[f], f.result()
                 except Exception as exc:  # the worker died (BrokenProcessPool) or the result did not unpickle
                     yield futures[f], exc
+    except (KeyboardInterrupt, SystemExit):
+        # interrupted (Ctrl-C, SIGTERM): stop the running tasks now instead of waiting for them; a task stopped
+        # half-way leaves its previous report as it was (reports are written atomically)
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            with contextlib.suppress(Exception):
+                proc.terminate()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -365,12 +375,18 @@ def _execute_ray(tasks: list[Task], jobs: int | None, ray_address: str | None) -
     ray = require("ray", "dist")
     started = False
     if not ray.is_initialized():
+        import signal
+
+        on_term = signal.getsignal(signal.SIGTERM)
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True}
         if ray_address:
             ray.init(address=ray_address, **kwargs)
         else:
             ray.init(num_cpus=jobs, **kwargs)
         started = True
+        if callable(on_term):  # ray.init replaces it (SIGTERM would abort the driver): keep the CLI's clean stop
+            with contextlib.suppress(ValueError):
+                signal.signal(signal.SIGTERM, on_term)
     pending: list[Any] = []
     try:
         remote = ray.remote(max_retries=0)(run_task)

@@ -1,4 +1,24 @@
-"""Running reproductions: config presets and overrides, seeds, timing, writing the report."""
+"""Running reproductions: config presets and overrides, seeds, timing, writing the report.
+
+Interruption (Ctrl-C, SIGTERM, a kill by the out-of-memory killer) loses nothing that was complete:
+
+- **Reports are written atomically.** Each (paper, seed) task, and the aggregated report of a multi-seed run, writes
+  its report files (``report.json``, ``report.md``, ``config.json``, the PNGs of its figures) into a hidden staging
+  folder inside its folder (``.partial-<host>-<pid>``) and renames them into place, ``report.json`` last
+  (:func:`icml25.core.report.write_report`). Until a task finishes, its folder keeps the previous complete report;
+  a folder with a ``report.json`` holds the complete report it belongs to. The layout users see does not change:
+  ``<out>/<slug>/report.md``, ``report.json``, ``config.json``, PNGs, and ``<out>/<slug>/seed<k>/`` per seed of a
+  multi-seed run. Staging folders left by a killed run are removed when the next run starts (and by any later
+  write into the same folder). The ``error.log`` of a failed task is written straight into the task's folder, where
+  the CLI says it is; the previous report stays beside it.
+- **Resume state persists.** A reproduction's ``out`` argument is its task's final folder, not the staging folder:
+  whatever it writes there itself (checkpoints, finished rounds, caches; e.g. rstar_math's ``self_evolution/``
+  rounds, which it resumes from) survives a kill, and the rerun finds it. A reproduction that keeps resume state
+  writes each piece so that a kill leaves it usable (a temporary name, then a rename), and gives its figures to the
+  Report rather than writing them into ``out``, so that they are replaced together with the report.
+- **The run resumes.** A rerun skips every (paper, seed) whose ``report.json`` has the run's scale, seed and config
+  (:func:`reproduce_many`), so a multi-seed run killed after some seeds finished reruns only the others.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +34,7 @@ from icml25.core.config import apply_overrides, config_to_dict
 from icml25.core.errors import ReproductionError, UsageError, one_line
 from icml25.core.optional import check_extras
 from icml25.core.registry import get_reproduction
-from icml25.core.report import write_report
+from icml25.core.report import remove_stale_partials, write_report
 
 from .executors import Task, TaskResult, write_error_log
 
@@ -182,6 +202,8 @@ def reproduce_many(slugs: list[str], *, scale: Scale | str = Scale.QUICK, seed: 
                               threads=task_threads(plan[slug][1], entry.threads),
                               package_root=pkg_root, root_package=ROOT_PACKAGE, sys_path=sys_path,
                               context=(("seeds", f"{seed}..{seed + seeds - 1}"),)))
+    for folder in sorted({root / slug for slug in plan} | {Path(t.folder) for t in tasks}):
+        remove_stale_partials(folder)  # staging folders a killed run left (skipped tasks included)
     summary = RunSummary()
     by_paper: dict[str, dict[int, TaskResult]] = {slug: {} for slug in plan}
     total = len(tasks)
@@ -213,10 +235,6 @@ def reproduce_many(slugs: list[str], *, scale: Scale | str = Scale.QUICK, seed: 
 def _write_paper(slug: str, done: dict[int, TaskResult], root: Path, seeds: int, summary: RunSummary,
                  on_paper: Callable[[Report], None] | None) -> None:
     """Aggregate the seeds of ``slug`` (read from their report dicts) and write ``<root>/<slug>/report.json``."""
-    import shutil
-
-
-
     ordered = [done[s] for s in sorted(done)]
     paper = root / slug
     try:
@@ -228,11 +246,8 @@ def _write_paper(slug: str, done: dict[int, TaskResult], root: Path, seeds: int,
         else:
             report = aggregate_reports(reports)
             first = Path(ordered[0].task.folder)
-            figures: dict[str, Any] = {}
-            for png in sorted(first.glob("*.png")):
-                shutil.copyfile(png, paper / png.name)
-                figures[png.stem] = str(paper / png.name)
-            report.figures = figures
+            # the first seed's figures, copied into the paper's folder together with the report (atomically)
+            report.figures = {png.stem: png for png in sorted(first.glob("*.png"))}
             write_report(report, paper)
     except Exception as exc:  # seeds that cannot be aggregated (different claim ids): a bug of the paper
         log = write_error_log(paper, exc, {"slug": slug, "seeds": sorted(done), "step": "aggregating the seeds"})
