@@ -88,7 +88,13 @@ def _is_tiny(vae: nn.Module) -> bool:
     return hasattr(vae, "image_size")
 
 
+def _device(vae: nn.Module) -> torch.device:
+    """The device of the VAE's weights (inputs are moved there; random draws are made on the CPU, then moved)."""
+    return next(vae.parameters()).device
+
+
 def _posterior(vae: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    x = x.to(_device(vae))
     if _is_tiny(vae):
         return vae.encode(x)
     dist = vae.encode(2 * x - 1).latent_dist
@@ -134,7 +140,7 @@ def train_cat_adapter(vae: nn.Module, images: Any, *, steps: int = 300, lr: floa
     """
     check_module(vae, "vae")
     ch, size = vae_geometry(vae)
-    x = as_images(images, "images", channels=ch, size=size)
+    x = as_images(images, "images", channels=ch, size=size).to(_device(vae))
     steps = check_int(steps, "steps", low=1)
     lr = check_positive(lr, "lr")
     batch_size = check_int(batch_size, "batch_size", low=1)
@@ -161,7 +167,7 @@ def train_cat_adapter(vae: nn.Module, images: Any, *, steps: int = 300, lr: floa
         idx = torch.randperm(len(x), generator=g)[:batch_size]
         xb = x[idx]
         mu, logvar = _posterior(vae, xb)
-        z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=g)
+        z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=g).to(mu.device)
         rec = _decode(vae, z)
         value = ((rec - xb) ** 2).mean() if loss != "lpips" else rec.new_zeros(())
         if perceptual is not None:
@@ -194,7 +200,7 @@ def encode_with_cat(vae: nn.Module, images: Any, *, sample: bool = True, seed: i
     g = torch.Generator().manual_seed(check_int(seed, "seed", low=0))
     with torch.no_grad():
         mu, logvar = _posterior(vae, x)
-        z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=g) if sample else mu
+        z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=g).to(mu.device) if sample else mu
     return _scaling(vae) * z
 
 

@@ -58,8 +58,9 @@ def latent_distortion(vae: nn.Module, clean: Any, protected: Any, *, reference_v
     check_module(vae, "vae")
     ref = vae if reference_vae is None else check_module(reference_vae, "reference_vae")
     ch, size = vae_geometry(vae)
-    x = as_images(clean, "clean", channels=ch, size=size)
-    xa = as_images(protected, "protected", channels=ch, size=size)
+    dev = next(vae.parameters()).device  # a GPU VAE: the images move to its device
+    x = as_images(clean, "clean", channels=ch, size=size).to(dev)
+    xa = as_images(protected, "protected", channels=ch, size=size).to(dev)
     if x.shape != xa.shape:
         raise ValueError(f"protected must have the shape of clean {tuple(x.shape)}, got {tuple(xa.shape)}")
     with torch.no_grad():

@@ -84,6 +84,7 @@ def pgd(images: Any, objective: Callable[[torch.Tensor, torch.Generator], torch.
 
 
 def _posterior(vae: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    x = x.to(next(vae.parameters()).device)  # images stay on the CPU; a GPU VAE gets (and differentiates) a copy
     if hasattr(vae, "image_size"):
         return vae.encode(x)
     dist = vae.encode(2 * x - 1).latent_dist  # diffusers AutoencoderKL works on [-1, 1]
@@ -96,7 +97,7 @@ def _scaling(vae: nn.Module) -> float:
 
 def _latent_sample(vae: nn.Module, x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     mu, logvar = _posterior(vae, x)
-    return _scaling(vae) * (mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=g))
+    return _scaling(vae) * (mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=g).to(mu.device))
 
 
 def _frozen(*modules: nn.Module) -> None:
