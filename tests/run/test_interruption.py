@@ -155,7 +155,8 @@ def _killed_run(pkg: Path, argv: list[str], flag: Path, sig: int, env: dict[str,
             proc.wait()
 
 
-def _check_interruption(pkg: Path, out: Path, executor: list[str], sig: int, point: str) -> None:
+def _check_interruption(pkg: Path, out: Path, executor: list[str], sig: int, point: str,
+                        rerun_executor: list[str] | None = None) -> None:
     folder = out / "slow"
     assert main(["reproduce", "slow", "--out", str(out)]) == 0  # the previous complete report (n=10)
     before = _snapshot(folder)
@@ -170,7 +171,8 @@ def _check_interruption(pkg: Path, out: Path, executor: list[str], sig: int, poi
     if point == "write" and sig == signal.SIGKILL:
         assert _partials(out), "a SIGKILL while writing leaves a staging folder (removed by the next run)"
     # the same command again resumes from the kept stage 1, finishes and removes what the killed run left
-    assert main(argv) == 0
+    rerun = argv if rerun_executor is None else [a for a in argv if a not in executor] + rerun_executor
+    assert main(rerun) == 0
     after = json.loads((folder / "report.json").read_text())
     assert after["config"]["n"] == 20 and after["tables"]["run"] == [{"n": 20, "resumed": True}]
     assert _snapshot(folder) != before and not _partials(out)
@@ -218,9 +220,9 @@ def test_multi_seed_run_killed_after_one_seed_reruns_only_the_other(slow_paper, 
 @pytest.mark.skipif(not has("ray"), reason="ray (extra 'dist') is not installed")
 @pytest.mark.parametrize("sig", ["SIGTERM", pytest.param("SIGKILL", marks=pytest.mark.slow)])
 def test_ray_executor_killed_keeps_the_previous_report_and_resumes(slow_paper, tmp_path, sig) -> None:
-    try:
+    try:  # the rerun uses the process executor: a second Ray start would double the test's time
         _check_interruption(slow_paper, tmp_path / "reports", ["--executor", "ray", "--jobs", "1"],
-                            getattr(signal, sig), "run")
+                            getattr(signal, sig), "run", rerun_executor=["--executor", "process"])
     except (TimeoutError, AssertionError) as exc:
         if "before it could be killed" in str(exc) and "ray" in str(exc).lower() or isinstance(exc, TimeoutError):
             pytest.skip(f"Ray could not start here: {str(exc)[-300:]}")
