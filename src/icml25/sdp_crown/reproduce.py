@@ -486,9 +486,7 @@ def _plan(cfg: Config) -> Plan:
             per = pgd + crown + (alpha + sdp) * cfg.table1_iters / 20
         costs.append(UnitCost(f"Table 1: {name}", "image", cfg.n_images or _TABLE1_N[name], per / speed,
                               "2-core CPU, one thread, 10-image batches (README per-model table)", note))
-    user = [m for m in cfg.table1_models if m not in _SHIPPED_N]
-    from .models import USER_MODELS
-
+    user = [m for m in cfg.table1_models if m not in _SHIPPED_N]  # models.USER_MODELS (not imported: torch)
     notes = ["CIFAR ConvLarge (65,536 neurons with the inputs, 2,466,858 parameters) carries the abstract's numbers "
              "(claim convlarge); its per-image CPU cost was timed here with random weights"]
     if cfg.optimize_all:
@@ -515,7 +513,7 @@ def _plan(cfg: Config) -> Plan:
         needs=Needs(cpu_cores=2, gpus=1 if gpu else 0, gpu_memory_gb=32.0 if gpu else 0.0,
                     ram_gb=16.0 if user else 4.0, disk_gb=0.5,
                     weights=tuple(f"{m}.pth from the SDP-CROWN release (--set weights_dir=<folder> or "
-                                  "--allow-download)" for m in user if m in USER_MODELS)),
+                                  "--allow-download)" for m in user)),
         costs=costs, notes=notes)
 
 
