@@ -152,3 +152,10 @@ def test_full_runs_default_to_evaluation_seeds() -> None:
     v = Verdict(slug="demo", verdict="partial", scale="full", seeds=[1000, 1001], date="2026-12-03")
     assert "evaluation seeds 1000, 1001" in v.text()
     assert "development seed 0" in Verdict(slug="d", verdict="partial", scale="quick", seeds=[0]).text()
+
+
+def test_an_unmeasured_is_true_claim_never_holds() -> None:
+    rep = Report(slug="demo", title="Demo")
+    c = rep.add_claim(id="B", statement="b", paper_value=None, measured=float("nan"), comparison="is_true",
+                      kind="check", scale=Scale.FULL, note="undefined at quick size")
+    assert not c.held and c.status == "not measured"

@@ -225,15 +225,10 @@ class Claim:
     def measurement_passes(self) -> bool:
         """The bare comparison of ``measured`` with ``threshold``, ignoring preconditions."""
         m = self.measured
-        if m is None:
+        if m is None or (isinstance(m, float) and math.isnan(m)):
             return False
         if self.comparison == "is_true":
             return bool(m)
-        try:
-            if isinstance(m, float) and math.isnan(m):
-                return False
-        except TypeError:
-            return False
         return bool(COMPARISONS[self.comparison][1](m, self.threshold))
 
     def threshold_text(self) -> str:

@@ -26,6 +26,7 @@ import argparse
 import contextlib
 import importlib
 import json
+import os
 import sys
 import typing
 from pathlib import Path
@@ -400,6 +401,10 @@ def _guarded(fn: typing.Callable[[], typing.Any], show_traceback: bool,
         terminated = isinstance(exc, Terminated) or _SIGTERM_SEEN[0]
         print(f"icml25: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
         return 143 if terminated else 130
+    except BrokenPipeError:  # `icml25 ... | head`: the reader left; nothing to report
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silences the interpreter's flush at exit
+        return 0
     except user_errors as exc:
         if show_traceback:
             raise
