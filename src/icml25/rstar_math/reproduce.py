@@ -68,6 +68,11 @@ class Config:
     ablations: bool = True  # run the reward-model (D1-D4) and SFT-data (E1) ablations on the last round
     vote: tuple = (2, 2, 2)  # multi-run MCTS+PPM of the last round: (runs, rollouts per run, top-K of the vote)
     pretrain_in_context: bool = True  # base pretraining also on question copies and question <sep> sentence <sep> step
+    bench: tuple = ()  # real-LLM evaluation of the paper's models on shipped benchmark files ("math500", "aime2024")
+    policy: str = ""  # its policy SLM as an icml25.llm spec (hf:<dir>, openai:<base_url>#<model>, pretrained:<name>)
+    ppm: str = ""  # its PPM: a transformers model folder holding value_head.bin (the official layout)
+    bench_n: int = 64  # its MCTS trajectories per problem (paper Table 5: 64)
+    bench_limit: int = 0  # its first problems per benchmark (0 = all)
 
     def __post_init__(self) -> None:
         """Check every field's type and range (and the relations between fields), naming the field."""
@@ -97,6 +102,19 @@ class Config:
             raise ValueError(f"n_embd must be divisible by n_head, got n_embd={self.n_embd}, n_head={self.n_head}")
         if self.ablation_seeds > self.eval_seeds:
             raise ValueError(f"ablation_seeds must be <= eval_seeds ({self.eval_seeds}), got {self.ablation_seeds}")
+        from .benchmarks_data import BENCHMARK_FILES
+
+        if not isinstance(self.bench, (tuple, list)) or any(b not in BENCHMARK_FILES for b in self.bench):
+            raise ValueError(f"bench must be a tuple of names among {sorted(BENCHMARK_FILES)}, got {self.bench!r}")
+        for name in ("policy", "ppm"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a str, got {type(getattr(self, name)).__name__}")
+            if self.bench and not getattr(self, name).strip():
+                raise ValueError(f"bench={self.bench!r} needs {name}: pass --set {name}=... (the paper's 7B "
+                                 + ("policy, e.g. openai:http://localhost:8000/v1#<served name>)" if name == "policy"
+                                    else "PPM folder: transformers backbone + value_head.bin)"))
+        check_int(self.bench_n, "bench_n", low=1)
+        check_int(self.bench_limit, "bench_limit", low=0)
 
     @classmethod
     def quick(cls) -> Config:
@@ -111,27 +129,54 @@ class Config:
                    eval_seeds=1, rejection_samples=8, ablation_steps=0, vote=(4, 2, 2), search_workers=2,
                    torch_threads=2)
 
+    @classmethod
+    def paper(cls) -> Config:
+        """The full StepArith run, plus the paper's own models evaluated on MATH500 and AIME 2024 (Table 5).
+
+        Training the 7B policy and PPM (4 rounds on 747k problems, Sec. 4.1) is not implemented: the StepArith
+        pipeline keeps the full preset's sizes; the paper's numbers come from evaluating its models."""
+        from dataclasses import replace
+
+        return replace(cls.full(),
+                       bench=("math500", "aime2024"),  # Table 5: MATH (the MATH500 split) and AIME 2024
+                       policy=PAPER_POLICY,  # the SLM-r4 policy (Qwen2.5-Math-7B based), served by vLLM
+                       ppm=PAPER_PPM,  # PPM-r4 (Qwen2.5-Math-7B backbone + value head), local weights on a GPU
+                       bench_n=64)  # Table 5: rStar-Math64, 64 trajectories per problem
+
+    def plan(self):  # noqa: ANN201 (icml25.core.plan.Plan; imported lazily)
+        """The dry run: stages and the estimate from measured per-unit costs."""
+        from ._plan import plan
+
+        return plan(self)
+
+
+#: the paper's models as the paper preset names them (the user serves or places them; nothing is downloaded)
+PAPER_POLICY = "openai:http://localhost:8000/v1#rStar-Math-Qwen2.5-Math-7B-policy"
+PAPER_PPM = "rStar-Math-Qwen2.5-Math-7B-PPM"
+
 
 @reproduction(slug="rstar_math", title="rStar-Math: Small LLMs Can Master Math Reasoning with Self-Evolved Deep "
               "Thinking", arxiv="2501.04519", extras=("torch",), config=Config)
 def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
     """The quick/full reproduction: search + extraction, the neural smoke run, later rounds and the evaluation."""
-    return _run(seed, out, config, baseline=False)
+    return _run(scale, seed, out, config, baseline=False)
 
 
 @reproduction_stub(slug="rstar_math")
 def reproduce_stub(scale: Scale, seed: int, out: Path, config: Config) -> Report:
     """The stub: the same reproduction with the paper's trained models replaced by the naive baseline, the
     pretrained base model never SFT'd as the policy and a PPM whose head is never trained."""
-    return _run(seed, out, config, baseline=True)
+    return _run(scale, seed, out, config, baseline=True)
 
 
-def _run(seed: int, out: Path, config: Config, baseline: bool) -> Report:
+def _run(scale: Scale, seed: int, out: Path, config: Config, baseline: bool) -> Report:
     """The stages of :mod:`._experiment` in order, timed, then the report built from their results."""
     from . import _experiment as ex
 
     report = Report(slug="rstar_math", title="rStar-Math (Guan et al., ICML 2025)")
     t0 = time.perf_counter()
+    # the paper's models first, so that a missing server or PPM folder stops the run before hours of StepArith
+    bench = ex.run_benchmarks(config, seed) if config.bench and not baseline else None
     workdir = ex.prepare_workdir(Path(out) / "self_evolution", config, seed, baseline)
     eng = ex.run_engine(config, seed)
     t1 = time.perf_counter()
@@ -141,6 +186,7 @@ def _run(seed: int, out: Path, config: Config, baseline: bool) -> Report:
     evo = ex.run_rounds_and_eval(config, seed, eng, neu, workdir, budget)
     t3 = time.perf_counter()
     ex.add_claims(report, config, eng, neu, evo)
+    ex.add_abstract_claims(report, Scale.parse(scale), config, bench)
     ex.add_tables_and_figures(report, config, eng, neu, evo,
                               {"search+extraction": t1 - t0, "neural": t2 - t1, "total": t3 - t0})
     return report
