@@ -21,8 +21,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from icml25.hier_decoding import WuPalmer, hf_beta_subset, node_cost_argmin, synthetic_posteriors  # noqa: E402
-from icml25.hier_decoding._experiments import load_tree  # noqa: E402
 from icml25.hier_decoding.cost_pruning import surviving_candidates  # noqa: E402
+from icml25.hier_decoding.data import load_tree  # noqa: E402
 from icml25.hier_decoding.hf_subset_decoding import hf_candidate_threshold  # noqa: E402
 
 N, N_LOOP, BLUR, BETA = 10_000, 60, 5.0, 2.0

@@ -66,7 +66,7 @@ def test_pruned_d3_equals_brute_force(seed: int) -> None:
 
 def test_pruned_d3_equals_brute_force_on_real_tree() -> None:
     from icml25.hier_decoding import synthetic_posteriors
-    from icml25.hier_decoding._experiments import load_tree
+    from icml25.hier_decoding.data import load_tree
 
     h = load_tree("tieredimagenet")
     P, _, _ = synthetic_posteriors(h, 300, 4.0, 0)

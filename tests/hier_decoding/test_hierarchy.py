@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from icml25.hier_decoding import Hierarchy, random_tree
-from icml25.hier_decoding._experiments import load_tree
+from icml25.hier_decoding.data import load_tree
 
 
 def _graph(h: Hierarchy) -> nx.DiGraph:

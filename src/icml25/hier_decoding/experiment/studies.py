@@ -1,5 +1,5 @@
-"""Experiments of the reproduction (spec §6): exactness on random trees, synthetic posteriors on the real trees,
-ImCLEF07A with a noise-augmented softmax regression, timings. Not part of the public API."""
+"""The studies of the reproduction (spec §6), computation only: exactness on random trees, synthetic posteriors on
+the real trees, ImCLEF07A with a noise-augmented softmax regression, timings. The claims are in ``stages.py``."""
 
 from __future__ import annotations
 
@@ -11,26 +11,20 @@ import numpy as np
 from icml25.core.progress import progress
 from icml25.core.stats import bootstrap_ci
 
-from ._softmax_regression import fit_softmax_regression, fit_temperature, softmax_logits, softmax_probs
-from .decision_rules import node_cost_argmin
-from .decoding import exhaustive_decode, get_metric
-from .heuristics import HEURISTICS, argmax_leaf_heuristic
-from .hf_subset_decoding import hf_beta_subset
-from .hierarchy import Hierarchy
-from .imclef import load_imclef
-from .metrics import HFBeta, LeafToLeafCost, MistakeSeverity, NodeToLeafCost, WuPalmer, Zhao
-from .synthetic import random_tree, synthetic_posteriors, weighted_path_cost
+from .._softmax_regression import fit_softmax_regression, fit_temperature, softmax_logits, softmax_probs
+from ..data import load_tree
+from ..decision_rules import node_cost_argmin
+from ..decoding import exhaustive_decode, get_metric
+from ..heuristics import HEURISTICS, argmax_leaf_heuristic
+from ..hf_subset_decoding import hf_beta_subset
+from ..hierarchy import Hierarchy
+from ..imclef import load_imclef
+from ..metrics import HFBeta, LeafToLeafCost, MistakeSeverity, NodeToLeafCost, WuPalmer, Zhao
+from ..synthetic import random_tree, synthetic_posteriors, weighted_path_cost
 
 METRICS = ("accuracy", "hamming", "hf_0.5", "hf_1", "hf_2", "mistake_severity", "wu_palmer", "zhao")
 #: heuristics that coincide with the optimum of a metric (reported as ties, spec §6 F1)
 COINCIDING = {"accuracy": "H1 argmax leaf", "mistake_severity": "H3 threshold 0.5", "hamming": "H3 threshold 0.5"}
-
-
-def load_tree(name: str) -> Hierarchy:
-    """The tieredImageNet-H or iNat19 tree shipped with the package."""
-    from icml25.core.data import resolve_data
-
-    return Hierarchy.from_json(resolve_data("hier_decoding", f"{name}_hierarchy.json"))
 
 
 def _decode(met: Any, P: np.ndarray, stub: bool) -> np.ndarray:
