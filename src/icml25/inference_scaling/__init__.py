@@ -31,7 +31,7 @@ from .beta_law import BetaCoverageLaw, sample_counts
 from .collection import AttemptCounts, collect_counts
 from .compute import AttemptCost, best_model_for_budget, coverage_at_compute
 from .correlation import IID, PowerCorrelation, RepeatCorrelation, TrialCorrelation
-from .datasets import load_digitized_curve, load_llmonkeys_pythia_math, load_pythia_checkpoints
+from .data import load_digitized_curve, load_llmonkeys_pythia_math, load_pythia_checkpoints
 from .estimators import bootstrap_ci, coverage_curve, log_spaced_ks, pass_at_k, subsample_counts
 from .fitting import CountFit, CurveFit, FitError, betabinom_loglik, fit_correlation, fit_counts, fit_curve
 

@@ -1,4 +1,5 @@
-"""Experiments of the reproduction on the shipped real data (private: used by ``reproduce.py``)."""
+"""The real-data studies of the reproduction, computation only (Pythia fits, digitised curves, extrapolation,
+checkpoints, compute trade-off); the claims are in ``stages.py``."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import numpy as np
 
 from icml25.core.progress import progress
 
-from .baselines import ExpPowerLaw, SingleDifficulty
-from .compute import AttemptCost, best_model_for_budget, coverage_at_compute
-from .estimators import coverage_curve, subsample_counts
-from .fitting import FitError, fit_counts, fit_curve
+from ..baselines import ExpPowerLaw, SingleDifficulty
+from ..compute import AttemptCost, best_model_for_budget, coverage_at_compute
+from ..estimators import coverage_curve, subsample_counts
+from ..fitting import FitError, fit_counts, fit_curve
 
 
 def loss_slope(ks: np.ndarray, coverage: np.ndarray, k_lo: float, k_hi: float) -> float:

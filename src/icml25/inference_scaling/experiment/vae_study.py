@@ -1,4 +1,5 @@
-"""The VAE experiment of the reproduction (private: used by ``reproduce.py``; needs torch and scikit-learn)."""
+"""The VAE study of the reproduction, computation only (needs torch and scikit-learn); the claims are in
+``stages.py``."""
 
 from __future__ import annotations
 
@@ -8,20 +9,10 @@ import numpy as np
 
 from icml25.core.progress import progress
 
-from .correlation import PowerCorrelation, RepeatCorrelation
-from .estimators import coverage_curve, pass_at_k
-from .fitting import fit_correlation, fit_counts
-
-
-def load_digit_images(n_digits: int, seed: int) -> np.ndarray:
-    """``n_digits`` of scikit-learn's 8x8 digits (a seeded subset; all 1,797 when ``n_digits >= 1797``), in [0, 1]."""
-    from sklearn.datasets import load_digits
-
-    X = load_digits().data.astype(np.float32) / 16.0
-    if n_digits < X.shape[0]:
-        idx = np.sort(np.random.default_rng(seed).choice(X.shape[0], n_digits, replace=False))
-        X = X[idx]
-    return X
+from ..correlation import PowerCorrelation, RepeatCorrelation
+from ..data import load_digit_images
+from ..estimators import coverage_curve, pass_at_k
+from ..fitting import fit_correlation, fit_counts
 
 
 def batch_coverage(success: np.ndarray, ks: np.ndarray) -> np.ndarray:
@@ -40,7 +31,7 @@ def vae_study(cfg: Any, seed: int, stub: bool = False) -> dict[str, Any]:
     ``stub``: the per-temperature prediction comes from a plain power law fitted to the empirical single-attempt
     coverage curve (k up to the attempts per digit) instead of the zero-inflated Beta law (the reproduction's stub).
     """
-    from .vae import attempt_errors, train_vae
+    from ..vae import attempt_errors, train_vae
 
     X = load_digit_images(cfg.vae_digits, seed)
     vae = train_vae(X, latent=cfg.vae_latent, hidden=cfg.vae_hidden, epochs=cfg.vae_epochs,
@@ -59,8 +50,8 @@ def vae_study(cfg: Any, seed: int, stub: bool = False) -> dict[str, Any]:
         plain = fit_counts(n, c, fit_A=False)
         pred, pred_plain = zi.law.pass_at_k(ks), plain.law.pass_at_k(ks)
         if stub:
-            from ._experiments import PlainPowerLaw
-            from .estimators import log_spaced_ks
+            from ..estimators import log_spaced_ks
+            from .studies import PlainPowerLaw
 
             ks_fit = log_spaced_ks(cfg.vae_attempts, 41)
             pred = PlainPowerLaw().fit(ks_fit, coverage_curve(n, c, ks_fit)).pass_at_k(ks)

@@ -1,4 +1,4 @@
-"""Figures of the reproduction (private: used by ``reproduce.py``; matplotlib via icml25.core.plotting)."""
+"""Figures of the reproduction (matplotlib via icml25.core.plotting)."""
 
 from __future__ import annotations
 

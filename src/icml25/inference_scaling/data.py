@@ -6,6 +6,7 @@
   adaptive sample counts.
 - :func:`load_digitized_curve` -- aggregate MATH coverage curves digitised from Brown et al. (2024) for
   Gemma-2B, Llama-3-8B and Pythia-2.8B (sorted by k, duplicates averaged).
+- :func:`load_digit_images` -- scikit-learn's 8x8 digits, the "problems" of the VAE check (a seeded subset).
 """
 
 from __future__ import annotations
@@ -175,3 +176,14 @@ def load_digitized_curve(name: str, path: str | Path | None = None) -> tuple[np.
     uk, inv = np.unique(k, return_inverse=True)
     uy = np.bincount(inv, weights=y) / np.bincount(inv)
     return uk, uy
+
+
+def load_digit_images(n_digits: int, seed: int) -> np.ndarray:
+    """``n_digits`` of scikit-learn's 8x8 digits (a seeded subset; all 1,797 when ``n_digits >= 1797``), in [0, 1]."""
+    from sklearn.datasets import load_digits
+
+    X = load_digits().data.astype(np.float32) / 16.0
+    if n_digits < X.shape[0]:
+        idx = np.sort(np.random.default_rng(seed).choice(X.shape[0], n_digits, replace=False))
+        X = X[idx]
+    return X
