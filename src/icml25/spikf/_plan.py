@@ -53,7 +53,7 @@ def _windows(cell: str, seq_len: int) -> tuple[int, int, int, int]:
 
 def spikf_plan(cfg: Any) -> Plan:
     """The plan of ``cfg`` (a :class:`icml25.spikf.reproduce.Config`)."""
-    from .reproduce import PAPER_PER_DATASET
+    from .experiment import PAPER_PER_DATASET
 
     def cell_cfg(cell: str) -> Any:
         over = PAPER_PER_DATASET.get(cell.rsplit("-", 1)[0], {}) if cfg.per_dataset else {}
