@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from icml25.croq import CROQ, LETTERS, MCQ, LLMAnswerer, build_mcq, revise
-from icml25.croq._real_models import CachingAnswerer, resplit_coverage
+from icml25.croq.experiment.real_models import CachingAnswerer, resplit_coverage
 
 
 class ByteLM:

@@ -35,7 +35,7 @@ def test_new_fields_are_validated(field: str, value) -> None:
 
 
 def test_split_sizes_and_tags() -> None:
-    from icml25.croq._real_report import option_counts, short_name, split_sizes
+    from icml25.croq.experiment.real_claims import option_counts, short_name, split_sizes
 
     assert split_sizes(Config.paper(), 817) == (232, 151, 433)
     assert split_sizes(Config.full(), 817) == (40, 50, 60)
@@ -48,7 +48,7 @@ def test_split_sizes_and_tags() -> None:
 def test_missing_weights_give_one_line_naming_what_to_pass(tmp_path) -> None:
     pytest.importorskip("transformers")
     from icml25.core.errors import UsageError
-    from icml25.croq._real_report import make_answerer
+    from icml25.croq.experiment.real_claims import make_answerer
 
     with pytest.raises(UsageError, match=r"--set models=.*hf:/path"):
         make_answerer(f"hf:{tmp_path / 'no-such-model'}", Config.paper())

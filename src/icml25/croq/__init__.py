@@ -22,7 +22,7 @@ from .answerers import (
 )
 from .conformal import SplitConformal, conformal_threshold, min_calibration_size, option_mask
 from .croq import CROQ, CROQResult, answer_features, revise_and_answer
-from .datasets import build_mcq, load_countries, load_mmlu_redux, load_toolalpaca, load_truthfulqa
+from .data import build_mcq, load_countries, load_mmlu_redux, load_toolalpaca, load_truthfulqa
 from .knowledge_task import KnowledgeTask
 from .llm_answerer import DEFAULT_INSTRUCTION, LLMAnswerer
 from .mcq import DEFAULT_TEMPLATE, LETTERS, MCQ, answer_indices, render_prompt, revise

@@ -4,26 +4,19 @@ TruthfulQA, ToolAlpaca and a factual country MCQ at full scale)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from icml25.core import Report, Scale, reproduction
-from icml25.core.plan import Needs, Plan, UnitCost
+from icml25.core.plan import Plan
 from icml25.core.registry import reproduction_stub
 
+from . import experiment
+from ._validation import is_model_spec
+
+TITLE = "Prune 'n Predict: Optimizing LLM Decision-making with Conformal Prediction"
 _MODELS = ("smollm2-135m-instruct", "gemma-3-270m")
 _DATASETS = ("mmlu", "truthfulqa", "toolalpaca", "countries")
-
-
-def _is_model_spec(v: object) -> bool:
-    """A load_model spec: ``hf:<folder>``, ``pretrained:<name>``, ``openai:<url>#<name>`` or ``tiny:<dir>``."""
-    if not isinstance(v, str) or ":" not in v:
-        return False
-    kind, rest = v.split(":", 1)
-    return kind.lower() in ("hf", "pretrained", "openai", "tiny") and bool(rest.strip())
 
 
 @dataclass(frozen=True)
@@ -87,7 +80,7 @@ class Config:
         for name, allowed in (("models", _MODELS), ("datasets", _DATASETS)):
             vals = getattr(self, name)
             if not isinstance(vals, (tuple, list)) or not vals or not all(
-                    v in allowed or (name == "models" and _is_model_spec(v)) for v in vals):
+                    v in allowed or (name == "models" and is_model_spec(v)) for v in vals):
                 extra = " or load_model specs (hf:<folder>, openai:<url>#<name>)" if name == "models" else ""
                 raise ValueError(f"{name} must be a non-empty tuple of {allowed}{extra}, got {vals!r}")
         for name in ("q2_alphas", "alphas"):
@@ -135,95 +128,23 @@ class Config:
 
     def plan(self) -> Plan:
         """The dry run: stages, models, data, needs and a time estimate from per-unit costs measured here."""
-        return _plan(self)
+        from ._plan import croq_plan
+
+        return croq_plan(self)
 
 
-#: per-unit costs measured on this project's 2-core machine (loaded, one torch thread), 2026-12-03: Q1 split-CP
-#: 1.1e-3 s per split (n_cal = n_test = 1000), Q2 4.05 s per (split, alpha) with 200 CP-OPT epochs (timing snippets of
-#: the real code); CP-OPT 1.0 s for 40 questions x 600 features x 200 epochs; SmolLM2 1.26 10-option questions per
-#: CPU-second batched (benchmarks/croq/bench_llm_answerer.py, README); Gemma-3-270M about 1.2 s per question (README)
-_MEASURED = "2-core CPU under load, one torch thread, 2026-12-03 (timing snippets and the README's benchmark)"
-_PER_QUESTION = {"smollm2-135m-instruct": 0.79, "gemma-3-270m": 1.2}  # seconds per 10-option question on CPU
-_FEATURES = {"smollm2-135m-instruct": 576, "gemma-3-270m": 640}
-_N_QUESTIONS = {"mmlu": 1487, "truthfulqa": 817, "toolalpaca": 200, "countries": 168}  # 10-option questions
-_GPU_SPEEDUP = 5000.0  # assumed speed of one data-centre GPU (batched, bf16/fp32) over one loaded CPU thread
-#: share of the (test question, alpha, score) second passes that are actually asked: sets of size 0, 1 or m skip the
-#: second pass and CachingAnswerer asks a revised question once across alphas and scores; calibrated so that the
-#: full preset comes to the README's "about 50 min of one CPU core"
-_SECOND_PASS_SHARE = 0.3
-
-
-def _model_rate(model: str) -> tuple[float, str, int]:
-    """(seconds per 10-option question, scale note, feature width) of a model."""
-    if model in _PER_QUESTION:
-        return _PER_QUESTION[model], "", _FEATURES[model]
-    name = model.lower()
-    found = re.findall(r"(\d+(?:\.\d+)?)b\b", name)
-    billions = float(found[-1]) if found else (3.8 if "mini" in name else 7.0)
-    ratio = billions * 1e9 / 135e6
-    return (_PER_QUESTION["smollm2-135m-instruct"] * ratio / _GPU_SPEEDUP,
-            f"SmolLM2's rate x {ratio:.3g} parameters ({billions:g}B) / GPU assumed {_GPU_SPEEDUP:g}x one CPU thread",
-            4096)
-
-
-def _plan(cfg: Config) -> Plan:
-    from ._real_report import option_counts, split_sizes
-
-    counts = option_counts(cfg)
-    costs = [UnitCost("Q1: split CP on synthetic scores", "split", 3 * cfg.q1_splits,
-                      1.1e-3 * (cfg.q1_n_cal + cfg.q1_n_test) / 2000, _MEASURED),
-             UnitCost("Q2/F6: CP-OPT vs the LLaMA-13B probabilities", "split x alpha",
-                      cfg.q2_splits * len(cfg.q2_alphas), 4.05 * cfg.q2_epochs / 200, _MEASURED)]
-    cpopt = 0.0
-    for model in cfg.models:
-        rate, note, width = _model_rate(model)
-        asked = 0.0
-        for ds in cfg.datasets:
-            n_all = 5233 if ds == "mmlu" and cfg.mmlu_subjects == "all" else _N_QUESTIONS[ds]
-            for k in counts:
-                tr, ca, te = split_sizes(cfg, n_all)
-                second = _SECOND_PASS_SHARE * te * len(cfg.alphas) * (2 if tr else 1)
-                premise = te if 0 < cfg.premise_keep < k else 0
-                asked += (tr + ca + te + second + premise + cfg.n_single_check) * (k + 3) / 13
-                if tr:  # 0.9 s of overhead + the MLP's full-batch FLOPs at an assumed 2e10 FLOP/s on one thread
-                    cpopt += len(cfg.alphas) * (0.9 + tr * width * 64 * 6 * cfg.cpopt_epochs / 2e10)
-        costs.append(UnitCost(f"{model}: first and second passes on {len(cfg.datasets)} data set(s) x "
-                              f"{len(counts)} option count(s)", "10-option-question equivalent", round(asked),
-                              rate, _MEASURED, note))
-    if cpopt:
-        costs.append(UnitCost("CP-OPT on LLM features, per setting and alpha", "CPU-second", round(cpopt, 1), 1.0,
-                              _MEASURED, "measured 1.0 s for 40 questions x 600 features x 200 epochs; larger "
-                              "problems: 0.9 s + FLOPs at 2e10 per second"))
-    local = [m for m in cfg.models if m.startswith("hf:")]
-    gpu = cfg.device != "cpu"
-    downloads = (("MMLU-Redux: the 41 subjects not shipped (raw.githubusercontent.com/aryopg/mmlu-redux)",)
-                 if cfg.mmlu_subjects == "all" and "mmlu" in cfg.datasets else ())
-    return Plan(
-        slug="croq", scale="config",
-        stages=(f"Q1: split-CP validity on synthetic Dirichlet scores ({cfg.q1_splits} splits x 3 alphas)",
-                f"Q2/F6: CP-OPT vs the mean-probability score on LLaMA-13B MMLU probabilities ({cfg.q2_splits} "
-                f"splits x alphas {list(cfg.q2_alphas)})",
-                f"CROQ: {len(cfg.models)} model(s) x {len(cfg.datasets)} data set(s) x options {list(counts)}: first "
-                f"pass, conformal sets (logits, CP-OPT), revised questions at alphas {list(cfg.alphas)}, premise "
-                f"check with {cfg.premise_keep} options" if cfg.premise_keep else "CROQ on the configured models"),
-        models=tuple(cfg.models),
-        datasets=tuple(f"{d}" + (" (57 subjects)" if d == "mmlu" and cfg.mmlu_subjects == "all" else "")
-                       for d in cfg.datasets),
-        runs=1,
-        needs=Needs(cpu_cores=2, gpus=1 if gpu else 0, gpu_memory_gb=80.0 if gpu else 0.0,
-                    ram_gb=48.0 if gpu else 4.0, disk_gb=60.0 if local else 1.0, weights=tuple(local),
-                    downloads=downloads),
-        costs=costs,
-        notes=("Model strings: --set models=hf:/path/to/folder,... (local transformers weights) or "
-               "openai:http://host:8000/v1#<name> (top-k log-probs only: CP-OPT then has no hidden state).",)
-        if local else ())
-
-
-@reproduction(slug="croq", title="Prune 'n Predict: Optimizing LLM Decision-making with Conformal Prediction",
-              arxiv="2501.00555", extras=("torch", "stats", "llm", "models"), config=Config)
-def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
-    """Run Q1, Q2 and CROQ on the configured pretrained LLMs and data sets; return the report."""
-    return _run(seed, config, stub=False, with_llm=True, scale=scale)
+@reproduction(slug="croq", title=TITLE, arxiv="2501.00555", extras=("torch", "stats", "llm", "models"), config=Config)
+def reproduce(scale: Scale, seed: int, out: Path, config: Config, stub: bool = False, with_llm: bool = True) -> Report:
+    """Run Q1, Q2 and CROQ on the configured pretrained LLMs and data sets; return the report (``stub``: standard
+    inference in CROQ's place and the baseline score in CP-OPT's; ``with_llm=False``: no LLM part)."""
+    report = Report(slug="croq", title=TITLE, scale=Scale.parse(scale))
+    experiment.run_split_cp_validity(report, config, seed)
+    experiment.run_real_scores(report, config, seed, stub)
+    if with_llm:
+        experiment.real_model_claims(report, config, seed, stub)
+    if Scale.parse(scale).rank < Scale.FULL.rank:
+        experiment.headline_placeholders(report, Scale.parse(scale))
+    return report
 
 
 @reproduction_stub(slug="croq")
@@ -233,66 +154,4 @@ def reproduce_stub(scale: Scale, seed: int, out: Path, config: Config) -> Report
     At quick scale the LLM part (mechanism and check claims only) is skipped: the stub exists to fail the quick
     paper claims (Q2), which need no LLM.
     """
-    return _run(seed, config, stub=True, with_llm=scale is not Scale.QUICK, scale=scale)
-
-
-def _run(seed: int, config: Config, stub: bool, with_llm: bool, scale: Scale = Scale.QUICK) -> Report:
-    from . import _experiments as ex
-    from ._real_report import headline_placeholders, real_model_claims
-
-    report = Report(slug="croq", title="Prune 'n Predict: Optimizing LLM Decision-making with Conformal Prediction",
-                    scale=Scale.parse(scale))
-    rng = np.random.default_rng(seed)
-
-    # ---- Q1: split-CP validity on synthetic scores
-    q1 = [ex.split_cp_coverage(a, config.q1_n_cal, config.q1_n_test, config.q1_splits, 4, rng)
-          for a in (0.05, 0.1, 0.2)]
-    report.add_table("q1_split_cp_validity", q1)
-    for r in q1:
-        a = r["alpha"]
-        # fails if: the threshold rank is off (ceil instead of floor of alpha (n+1), or the (1-alpha) quantile of
-        # the wrong tail), or calibration and test scores are mixed up
-        report.add_claim(f"Q1_coverage_a{a}", f"split CP covers with probability >= 1-alpha = {1 - a:.2f} (n_cal="
-                         f"{config.q1_n_cal}, mean of {config.q1_splits} splits)", None, r["coverage"], "within",
-                         (1 - a - 0.02, 1 - a + 0.03), kind="mechanism")
-
-    # ---- Q2 / F6: CP-OPT shrinks sets on real LLaMA-13B MMLU scores
-    q2 = ex.real_score_h1(tuple(config.q2_alphas), config.q2_splits, config.q2_epochs, (64, 64), seed, stub=stub)
-    report.add_table("q2_real_llama13b_sets", q2)
-    q2_summary = []
-    for a in config.q2_alphas:
-        rows = [r for r in q2 if r["alpha"] == a]
-        summ = {k: float(np.mean([r[k] for r in rows])) for k in rows[0] if k not in ("split", "alpha")}
-        ratio = summ["cpopt_size"] / summ["mean_prob_size"]
-        wins = int(sum(r["cpopt_size"] < r["mean_prob_size"] for r in rows))
-        q2_summary.append({"alpha": a, **summ, "size_ratio": ratio, "splits_smaller": wins})
-        sc = Scale.QUICK if abs(a - 0.1) < 1e-9 else Scale.FULL
-        tag = "Q2" if sc is Scale.QUICK else "F6"
-        lo, hi = 1 - a - 0.03, 1 - a + 0.03
-        # fails if: the sets are calibrated on the wrong split or with the wrong rank
-        report.add_claim(f"{tag}_cov_logit_a{a}", f"mean-probability score: test coverage near 1-alpha={1 - a:.2f}",
-                         None, summ["mean_prob_coverage"], "within", (lo, hi), scale=sc, kind="mechanism")
-        # fails if: CP-OPT is calibrated on its own training split (overfitted scores under-cover)
-        report.add_claim(f"{tag}_cov_cpopt_a{a}", f"CP-OPT score: test coverage near 1-alpha={1 - a:.2f}",
-                         None, summ["cpopt_coverage"], "within", (lo, hi), scale=sc, kind="mechanism")
-        # fails if: the CP-OPT loss does not minimise set size (the baseline score gives ratio 1.0)
-        report.add_claim(f"{tag}_size_ratio_a{a}", "H1: CP-OPT gives smaller sets than the LLM's probabilities "
-                         "(CP-OPT / mean-prob mean set size)", None, ratio, "<=", 0.98, scale=sc, kind="paper",
-                         headline=sc is Scale.QUICK,
-                         reference_value=(3.01 / 3.13 if abs(a - 0.1) < 1e-9 else 3.37 / 3.46 if abs(a - 0.05) < 1e-9
-                                          else None),
-                         reference_source="spec calibration run (3 splits)" if a in (0.05, 0.1) else "",
-                         note=f"sizes {summ['cpopt_size']:.3f} vs {summ['mean_prob_size']:.3f}; the paper counts "
-                              "settings (smaller in 17/27, Sec. 5), not a size ratio")
-        # fails if: CP-OPT's gain is noise (smaller in about half of the splits)
-        report.add_claim(f"{tag}_size_wins_a{a}", f"H1: CP-OPT set smaller in >= 8 of {config.q2_splits} splits",
-                         None, wins, ">=", int(np.ceil(0.8 * config.q2_splits)), scale=sc, kind="paper")
-    report.add_table("q2_summary", q2_summary)
-
-
-    # ---- R (quick) / F (full): CROQ on real pretrained language models
-    if with_llm:
-        real_model_claims(report, config, seed, stub)
-    if Scale.parse(scale).rank < Scale.FULL.rank:
-        headline_placeholders(report, Scale.parse(scale))
-    return report
+    return reproduce(scale, seed, out, config, stub=True, with_llm=scale is not Scale.QUICK)

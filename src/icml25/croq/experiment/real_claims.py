@@ -57,7 +57,7 @@ def make_answerer(model: str, config: Any) -> Any:
     from icml25.core.errors import UsageError
     from icml25.llm import load_model
 
-    from .llm_answerer import LLMAnswerer
+    from ..llm_answerer import LLMAnswerer
 
     spec = model if ":" in model else f"pretrained:{model}"
     kind = spec.split(":", 1)[0].lower()
@@ -93,13 +93,12 @@ def _competence_threshold(m: int, n: int) -> float:
 
 def real_model_claims(report: Report, config: Any, seed: int, stub: bool) -> None:
     """Run CROQ on every (model, data set) of ``config`` and add the claims, tables and figures to ``report``."""
-    from icml25.core.plotting import new_figure
     from icml25.core.progress import progress
 
-    from . import _experiments as ex
-    from ._real_models import CachingAnswerer, premise_accuracy, setting_sweep
-    from .croq import CROQ
-    from .datasets import DATASETS, build_mcq
+    from ..croq import CROQ
+    from ..data import DATASETS, build_mcq
+    from . import studies as ex
+    from .real_models import CachingAnswerer, premise_accuracy, setting_sweep
 
     quick = config.n_train == 0 and not config.split_fractions
     sc = Scale.QUICK if quick else Scale.FULL
@@ -156,6 +155,13 @@ def real_model_claims(report: Report, config: Any, seed: int, stub: bool) -> Non
     else:
         _full_claims(report, settings, config, a0)
 
+    report.add_figure("croq_gain_vs_alpha_real_models", _gain_figure(settings))
+
+
+def _gain_figure(settings: list[dict[str, Any]]) -> Any:
+    """CROQ's accuracy gain against alpha, one line per (setting, score)."""
+    from icml25.core.plotting import new_figure
+
     fig, ax = new_figure()
     for s in settings:
         for score, style in (("logits", "--"), ("cpopt", "-")):
@@ -167,7 +173,7 @@ def real_model_claims(report: Report, config: Any, seed: int, stub: bool) -> Non
     ax.set_xlabel("alpha (target miscoverage)")
     ax.set_ylabel("CROQ accuracy - standard accuracy (points)")
     ax.legend(fontsize=6)
-    report.add_figure("croq_gain_vs_alpha_real_models", fig)
+    return fig
 
 
 def _quick_claims(report: Report, s: dict, config: Any, sc: Scale) -> None:

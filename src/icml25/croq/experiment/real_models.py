@@ -1,6 +1,6 @@
 """Experiments of the reproduction on real pretrained LLMs (SmolLM2-135M-Instruct, Gemma-3-270M): first pass,
 conformal sets with the logit score or CP-OPT, revised questions, second pass, paired statistics. Kept apart from
-the algorithm modules; ``reproduce.py`` turns the numbers into claims."""
+the algorithm modules; ``real_claims.py`` turns the numbers into claims."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from .answerers import AnswerOutput
-from .conformal import SplitConformal
-from .croq import CROQ, CROQResult
-from .mcq import MCQ, answer_indices, revise
-from .stats import paired_bootstrap_ci
+from ..answerers import AnswerOutput
+from ..conformal import SplitConformal
+from ..croq import CROQ, CROQResult
+from ..mcq import MCQ, answer_indices, revise
+from ..stats import paired_bootstrap_ci
 
 
 class CachingAnswerer:
@@ -103,7 +103,7 @@ def setting_sweep(answerer: Any, train: list[MCQ], cal: list[MCQ], test: list[MC
     ``resplits`` random re-splits of cal + test, the paired bootstrap CI of the set-size difference, and the
     first-pass accuracy. ``stub=True``: standard inference in CROQ's place and the logit score in CP-OPT's place.
     """
-    from .cp_opt import CPOptScorer
+    from ..cp_opt import CPOptScorer
 
     passes = {name: answerer.answer(qs) for name, qs in (("train", train), ("cal", cal), ("test", test)) if qs}
     pool = cal + test

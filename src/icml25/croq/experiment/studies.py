@@ -1,6 +1,6 @@
-"""Experiments of the reproduction (spec §6): split-CP validity, CP-OPT on real LLaMA-13B scores, CROQ mechanics
-checked against an independent re-implementation. Kept apart from the algorithm modules; ``reproduce.py`` turns the
-numbers into claims (the real-model sweeps are in ``_real_models.py``)."""
+"""Studies of the reproduction (spec §6), computation only: split-CP validity, CP-OPT on real LLaMA-13B scores,
+CROQ mechanics checked against an independent re-implementation. Kept apart from the algorithm modules; ``stages.py``
+turns the numbers into claims (the real-model sweeps are in ``real_models.py``). Imports torch (CP-OPT)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import numpy as np
 
 from icml25.core.data import resolve_data
 
-from .answerers import AnswerOutput
-from .conformal import SplitConformal
-from .cp_opt import CPOptScorer
-from .croq import revise_and_answer
-from .datasets import SHIPPED_MMLU_SUBJECTS
-from .mcq import LETTERS, MCQ
+from ..answerers import AnswerOutput
+from ..conformal import SplitConformal
+from ..cp_opt import CPOptScorer
+from ..croq import revise_and_answer
+from ..data import SHIPPED_MMLU_SUBJECTS
+from ..mcq import LETTERS, MCQ
 
 _PROBS_URL = "https://github.com/bhaweshiitk/ConformalLLM"
 

@@ -1,0 +1,9 @@
+"""The experiment of the reproduction (spec §6), not part of the public API: ``stages.py`` (Q1 split-CP validity,
+Q2/F6 CP-OPT on real LLaMA-13B scores) and ``real_claims.py`` (CROQ on real pretrained LLMs, headline placeholders)
+add the claims, tables and figures; ``studies.py`` and ``real_models.py`` compute. Importing this package loads no
+torch (the stages import it on first use)."""
+
+from .real_claims import headline_placeholders, real_model_claims
+from .stages import run_real_scores, run_split_cp_validity
+
+__all__ = ["headline_placeholders", "real_model_claims", "run_real_scores", "run_split_cp_validity"]
