@@ -1,5 +1,8 @@
 """Real pretrained models from PyPI (icml25.llm.pretrained): known answers, scoring against a plain forward pass,
-the cache (atomic, rebuilt when corrupt), the encoder, and clear errors."""
+the cache (atomic, rebuilt when corrupt or stale: tested on a tiny GGUF model), the encoder, and clear errors.
+
+The shared ``smollm2`` / ``gemma`` fixtures run on the native backend; references come from
+``transformers_reference`` (touching a fixture's ``.model`` would switch it to transformers for every later test)."""
 
 from __future__ import annotations
 
@@ -18,14 +21,16 @@ pytestmark = pytest.mark.xdist_group("pretrained_models")
 FEW_SHOT = "France -> Paris\nJapan -> Tokyo\nItaly -> Rome\nGermany ->"
 
 
-def _plain_logprobs(lm, prompt: str, cont: str) -> np.ndarray:
-    """log p(continuation tokens) from one unpadded forward pass with full logits (independent of HFModel)."""
+def _plain_logprobs(ref, prompt: str, cont: str) -> np.ndarray:
+    """log p(continuation tokens) from one unpadded transformers forward pass with full logits (independent of
+    HFModel); ``ref`` is ``(tokenizer, model)``."""
     import torch
 
-    p = lm.tokenizer(prompt)["input_ids"]
-    c = lm.tokenizer(cont, add_special_tokens=False)["input_ids"]
+    tok, model = ref
+    p = tok(prompt)["input_ids"]
+    c = tok(cont, add_special_tokens=False)["input_ids"]
     with torch.inference_mode():
-        logits = lm.model(input_ids=torch.tensor([p + c])).logits[0].double()
+        logits = model(input_ids=torch.tensor([p + c])).logits[0].double()
     logp = torch.log_softmax(logits, dim=-1)
     return np.array([float(logp[len(p) - 1 + k, t]) for k, t in enumerate(c)])
 
@@ -109,6 +114,102 @@ def test_cache_is_atomic_and_rebuilt_when_corrupt(monkeypatch, tmp_path, pretrai
     assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == ["all-minilm-l6-v2-0.1.2"]
 
 
+@pytest.fixture
+def tiny_gguf_model(monkeypatch, tmp_path, tiny_models):
+    """A registry entry ``tiny-gguf`` whose "installed package" is a folder holding a tiny Llama GGUF file, with the
+    cache in ``tmp_path/cache``: the de-quantising cache path, end to end, in a fraction of a second."""
+    for mod in ("torch", "transformers", "gguf", "accelerate"):
+        pytest.importorskip(mod)
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    gguf = tiny_models.write_tiny_gguf(pkg / "tiny.gguf")
+    m = P.PretrainedModel(name="tiny-gguf", kind="causal", distribution="tiny-gguf", version="0.0.1",
+                          module="icml25_test_tiny_gguf", files=("tiny.gguf",), source_format="gguf", licence="MIT",
+                          licence_url="", upstream="", n_params=0, vocab_size=33, chat_template=False,
+                          install="(a test fixture)")
+    monkeypatch.setitem(P.REGISTRY, m.name, m)
+    real = P._module_dir
+    monkeypatch.setattr(P, "_module_dir", lambda mod: pkg if mod == m.module else real(mod))
+    monkeypatch.setenv("ICML25_CACHE", str(tmp_path / "cache"))
+    return m, gguf
+
+
+def _count_builds(monkeypatch) -> list[int]:
+    builds: list[int] = []
+    real = P._build_gguf
+
+    def counting(*args):
+        builds.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(P, "_build_gguf", counting)
+    return builds
+
+
+def test_stale_cache_is_rebuilt_by_source_and_transformers_version(tiny_gguf_model, monkeypatch):
+    import torch
+    import transformers
+
+    m, gguf = tiny_gguf_model
+    builds = _count_builds(monkeypatch)
+    folder = P.pretrained_path(m.name, progress=False)
+    st = gguf.stat()
+    meta = json.loads((folder / "icml25-cache.json").read_text())
+    assert meta["key"] == {"sources": [["tiny.gguf", st.st_size, st.st_mtime_ns]],
+                           "transformers": transformers.__version__, "layout": P._LAYOUT}
+    assert meta["fast_tokenizer"] is True and builds == [1]
+    assert P.pretrained_path(m.name, progress=False) == folder and builds == [1]  # cached: not rebuilt
+    # the cache, run natively, equals transformers de-quantising the GGUF itself
+    lm = P.load_pretrained(m.name, progress=False)
+    ref = transformers.AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
+                                                            dtype=torch.float32).eval()
+    ids = torch.tensor([[0, 5, 9, 30, 31, 12]])
+    with torch.inference_mode():
+        want = ref(input_ids=ids).logits
+        got = lm._native.forward(ids, torch.arange(6)[None], keep=None)
+    assert lm.backend == "native" and float((got - want).abs().max()) < 1e-5
+    assert lm._prompt_ids("ab a") == transformers.AutoTokenizer.from_pretrained(
+        str(gguf.parent), gguf_file=gguf.name)("ab a")["input_ids"]
+    # the package file changed (a reinstall): stale, rebuilt
+    os.utime(gguf, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert P.cache_problem(folder, m, key=P.cache_key(m)).startswith("stale (sources: built from")
+    assert not P.is_cached(m.name)
+    P.pretrained_path(m.name, progress=False)
+    assert builds == [1, 1] and P.is_cached(m.name)
+    # another transformers version de-quantises: stale, rebuilt
+    monkeypatch.setattr(P, "_transformers_version", lambda: "0.0.0-other")
+    assert "transformers: built from" in P.cache_problem(folder, m, key=P.cache_key(m))
+    P.pretrained_path(m.name, progress=False)
+    assert builds == [1, 1, 1] and json.loads((folder / "icml25-cache.json").read_text())["key"]["transformers"] \
+        == "0.0.0-other"
+    # a marker written before keys were recorded is stale too
+    meta = json.loads((folder / "icml25-cache.json").read_text())
+    del meta["key"]
+    (folder / "icml25-cache.json").write_text(json.dumps(meta))
+    assert "did not record" in P.cache_problem(folder, m, key=P.cache_key(m))
+
+
+def test_gguf_cache_build_is_atomic(tiny_gguf_model, monkeypatch):
+    m, gguf = tiny_gguf_model
+    folder = P.pretrained_path(m.name, progress=False)
+    marker = (folder / "icml25-cache.json").read_text()
+    real = P._build_gguf
+
+    def crash(m_, sources, tmp, progress):
+        real(m_, sources, tmp, progress)
+        (tmp / "model.safetensors").write_bytes(b"partial")
+        raise KeyboardInterrupt  # killed half-way through a rebuild
+
+    monkeypatch.setattr(P, "_build_gguf", crash)
+    with pytest.raises(KeyboardInterrupt):
+        P.pretrained_path(m.name, rebuild=True, progress=False)
+    root = folder.parent
+    assert sorted(p.name for p in root.iterdir() if not p.name.endswith(".lock")) == [folder.name]  # no temp left
+    assert (folder / "icml25-cache.json").read_text() == marker and P.is_cached(m.name, verify=True)  # old intact
+    monkeypatch.setattr(P, "_build_gguf", real)
+    assert P.pretrained_path(m.name, rebuild=True, progress=False) == folder and P.is_cached(m.name, verify=True)
+
+
 def test_models_cli_lists_the_registry(capsys):
     from icml25.run.cli import main
 
@@ -147,37 +248,43 @@ def test_smollm_chat_answers_paris(smollm2):
     assert prompt.startswith("<|im_start|>") and prompt.endswith("<|im_start|>assistant\n")
 
 
-def test_smollm_cache_equals_the_gguf_model(smollm2):
-    """The cached safetensors folder gives the same log-probs as the model de-quantised straight from the GGUF."""
+def test_smollm_cache_equals_the_gguf_model(smollm2, transformers_reference):
+    """The cached safetensors folder gives the same log-probs as the model de-quantised straight from the GGUF, with
+    transformers and with the native backend."""
     import torch
     from transformers import AutoModelForCausalLM
 
     src = P._source_files(P.get_pretrained("smollm2-135m-instruct"))[0]
     ref = AutoModelForCausalLM.from_pretrained(str(src.parent), gguf_file=src.name, dtype=torch.float32).eval()
-    text = smollm2.tokenizer("The capital of France is Paris. The capital of Japan is Tokyo.", return_tensors="pt")
+    tok, cached = transformers_reference("smollm2-135m-instruct")
+    text = tok("The capital of France is Paris. The capital of Japan is Tokyo.", return_tensors="pt")
+    ids = text["input_ids"]
     with torch.inference_mode():
-        a = torch.log_softmax(smollm2.model(**text).logits, -1)
+        a = torch.log_softmax(cached(**text).logits, -1)
         b = torch.log_softmax(ref(**text).logits, -1)
+        native = smollm2._native or P.load_pretrained("smollm2-135m-instruct", progress=False)._native
+        c = torch.log_softmax(native.forward(ids, torch.arange(ids.shape[1])[None], keep=None), -1)
     assert float((a - b).abs().max()) < 1e-6  # identical weights: equal up to kernel rounding
+    assert float((c - b).abs().max()) < 1e-5
 
 
 # ---------------------------------------------------------------- Gemma-3-270M (base)
 def test_gemma_few_shot_berlin_and_no_chat(gemma):
     assert gemma.num_parameters() == P.get_pretrained("gemma-3-270m").n_params
-    assert gemma.model.config.vocab_size == 262_144
+    assert gemma.next_token_logits(["a"]).shape == (1, 262_144)
     g = gemma.generate([FEW_SHOT], temperature=0, max_tokens=4, stop=["\n"])[0][0]
     assert g.text.strip() == "Berlin" and g.stop == "\n"
     with pytest.raises(ValueError, match="no chat template.*smollm2-135m-instruct"):
         gemma.chat([{"role": "user", "content": "hi"}])
 
 
-def test_gemma_logprobs_equal_plain_forward(gemma):
+def test_gemma_logprobs_equal_plain_forward(gemma, transformers_reference):
     prompts = [FEW_SHOT, "The cat sat on the", "2 + 2 ="]
     conts = [" Berlin", " mat and fell asleep", " 4"]
     fast = gemma.logprobs(prompts, conts)
     plain = gemma.logprobs(prompts, conts, fast=False)
     for p, c, f, q in zip(prompts, conts, fast, plain):
-        ref = _plain_logprobs(gemma, p, c)
+        ref = _plain_logprobs(transformers_reference("gemma-3-270m"), p, c)
         assert f.shape == ref.shape == q.shape
         np.testing.assert_allclose(f, ref, atol=1e-4)
         np.testing.assert_allclose(q, ref, atol=1e-4)
@@ -204,7 +311,7 @@ def test_gemma_greedy_is_the_argmax_chain(gemma):
 
 
 @pytest.mark.slow
-def test_gemma_cache_equals_the_gguf_model(gemma, tmp_path):
+def test_gemma_cache_equals_the_gguf_model(gemma, transformers_reference, tmp_path):
     """Gemma's cached folder gives the same log-probs as de-quantising the GGUF again (about a minute)."""
     import torch
     from transformers import AutoModelForCausalLM
@@ -213,9 +320,10 @@ def test_gemma_cache_equals_the_gguf_model(gemma, tmp_path):
     gguf = tmp_path / "gemma.gguf"
     P._assemble_chunks(m, P._source_files(m), gguf, progress=False)
     ref = AutoModelForCausalLM.from_pretrained(str(tmp_path), gguf_file=gguf.name, dtype=torch.float32).eval()
-    text = gemma.tokenizer(FEW_SHOT, return_tensors="pt")
+    tok, cached = transformers_reference("gemma-3-270m")
+    text = tok(FEW_SHOT, return_tensors="pt")
     with torch.inference_mode():
-        a = torch.log_softmax(gemma.model(**text).logits, -1)
+        a = torch.log_softmax(cached(**text).logits, -1)
         b = torch.log_softmax(ref(**text).logits, -1)
     assert float((a - b).abs().max()) < 1e-5
     os.remove(gguf)

@@ -47,12 +47,15 @@ class Generation:
         ``"stop"`` (a stop string or end-of-text was produced) or ``"length"`` (max_tokens reached).
     stop : str or None
         The stop string that ended the generation, if any.
+    token_ids : list of int or None
+        The generated token ids, where the backend reports them (``HFModel.expand``); not part of equality.
     """
 
     text: str
     token_logprobs: list[float] = field(default_factory=list)
     finish_reason: str = "length"
     stop: str | None = None
+    token_ids: list[int] | None = field(default=None, compare=False, repr=False)
 
     @property
     def logprob(self) -> float:

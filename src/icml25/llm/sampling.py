@@ -67,13 +67,15 @@ def decode_loop(first_logits: torch.Tensor, step: Callable[[torch.Tensor], torch
                 temperature: float, top_p: float, stop: Sequence[str], eot_id: int | Sequence[int] | None,
                 pad_id: int,
                 decode: Callable[[list[int]], str], generator: torch.Generator | None,
-                ) -> tuple[list[list[int]], list[list[float]], list[str]]:
+                pass_done: bool = False) -> tuple[list[list[int]], list[list[float]], list[str]]:
     """Sample up to ``max_tokens`` tokens per row.
 
     A row finishes on ``eot_id`` (one id or several; not included in its ids) or when its generated text contains
     a stop string
     (checked on a decoded tail, so the per-step cost is independent of the length so far). Finished rows keep
-    being fed ``pad_id`` until every row is done or ``max_tokens`` is reached.
+    being fed ``pad_id`` until every row is done or ``max_tokens`` is reached. With ``pass_done`` the loop calls
+    ``step(tokens, done)`` (``done``: BoolTensor (R,) of finished rows, whose logits are ignored), so that a
+    backend can drop finished rows from its batch.
 
     Returns
     -------
@@ -120,7 +122,7 @@ def decode_loop(first_logits: torch.Tensor, step: Callable[[torch.Tensor], torch
         done |= newly
         if t + 1 == max_tokens or bool(done.all()):
             break
-        logits = step(tok[:, None])
+        logits = step(tok[:, None], done) if pass_done else step(tok[:, None])
     lengths_l = lengths.tolist()
     toks_l, lps_l = toks.tolist(), lps.tolist()
     ids_out, lp_out = [], []

@@ -1,0 +1,511 @@
+"""Lean PyTorch decoders for the transformers architectures the pretrained models use (Llama, Qwen2, Gemma 3 text),
+read straight from a transformers folder (``config.json`` + ``model.safetensors``, memory-mapped).
+
+:class:`~icml25.llm.hf.HFModel` runs these by default instead of ``AutoModelForCausalLM``: loading needs neither
+``transformers`` (whose import alone takes several seconds) nor a random initialisation, the weights are the
+memory-mapped safetensors tensors (no copy in float32), and a decoding step is a short list of torch calls on a
+preallocated KV cache. The computation is the transformers one, operation for operation (the tests compare
+logits, hidden states and greedy text with ``AutoModelForCausalLM``); a configuration with a feature not written
+here (another RoPE type, attention soft-capping, ...) makes :func:`unsupported_reason` say why, and ``HFModel``
+falls back to transformers.
+
+Shapes: ``idx`` and ``positions`` are ``(B, T)``; the cache holds ``(B, n_kv_heads, S_max, head_dim)`` per layer;
+``valid`` is ``(B, S)``, True at key positions that are real tokens (False at left padding).
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["DecoderConfig", "NativeDecoder", "KVCache", "unsupported_reason", "SUPPORTED_TYPES", "read_safetensors",
+           "write_safetensors", "native_order"]
+
+SUPPORTED_TYPES = ("llama", "qwen2", "gemma3_text")
+_ACTS = {"silu": F.silu, "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh")}
+
+
+@dataclass(frozen=True)
+class DecoderConfig:
+    """What the forward pass needs from a transformers ``config.json``."""
+
+    model_type: str
+    vocab_size: int
+    hidden_size: int
+    n_layer: int
+    n_head: int
+    n_kv_head: int
+    head_dim: int
+    eps: float
+    act: str
+    rope_theta: tuple[float, ...]  # per layer
+    window: tuple[int | None, ...]  # per layer: sliding-window length or None (full causal attention)
+    scale: float  # attention scale (1/sqrt(head_dim), Gemma: query_pre_attn_scalar ** -0.5)
+    gemma: bool  # (1 + w) RMS norms, q/k norms, norms around attention and MLP, scaled embeddings
+    tie: bool
+    final_softcap: float | None
+
+
+def _rope(cfg: dict[str, Any], layer_type: str | None) -> tuple[float | None, str]:
+    """RoPE base of a layer type and why it cannot be handled ('' when it can)."""
+    rp = cfg.get("rope_parameters")
+    if isinstance(rp, dict) and layer_type is not None and isinstance(rp.get(layer_type), dict):
+        rp = rp[layer_type]
+    if isinstance(rp, dict) and "rope_theta" in rp:
+        kind = rp.get("rope_type", rp.get("type", "default"))
+        return float(rp["rope_theta"]), "" if kind == "default" else f"RoPE type {kind!r}"
+    scaling = cfg.get("rope_scaling")
+    if scaling:
+        return None, f"rope_scaling {scaling!r}"
+    if layer_type == "sliding_attention" and "rope_local_base_freq" in cfg:
+        return float(cfg["rope_local_base_freq"]), ""
+    return float(cfg.get("rope_theta", 10000.0)), ""
+
+
+def parse_config(cfg: dict[str, Any]) -> tuple[DecoderConfig | None, str]:
+    """``(DecoderConfig, '')`` for a supported ``config.json`` dictionary, else ``(None, why not)``."""
+    mt = cfg.get("model_type")
+    if mt not in SUPPORTED_TYPES:
+        return None, f"model_type {mt!r} (written natively: {', '.join(SUPPORTED_TYPES)})"
+    gemma = mt == "gemma3_text"
+    n_layer, n_head = int(cfg["num_hidden_layers"]), int(cfg["num_attention_heads"])
+    hidden = int(cfg["hidden_size"])
+    head_dim = int(cfg.get("head_dim") or hidden // n_head)
+    act = cfg.get("hidden_activation" if gemma else "hidden_act") or ("gelu_pytorch_tanh" if gemma else "silu")
+    if act not in _ACTS:
+        return None, f"activation {act!r}"
+    if gemma and cfg.get("attn_logit_softcapping") is not None:
+        return None, "attention logit soft-capping"
+    if cfg.get("use_bidirectional_attention"):
+        return None, "bidirectional attention"
+    if int(cfg.get("pretraining_tp", 1) or 1) != 1:
+        return None, "pretraining_tp > 1"
+    types = cfg.get("layer_types") or ["full_attention"] * n_layer
+    if len(types) < n_layer or any(t not in ("full_attention", "sliding_attention") for t in types[:n_layer]):
+        return None, f"layer_types {types!r}"
+    if mt == "qwen2" and not cfg.get("use_sliding_window"):
+        types = ["full_attention"] * n_layer
+    thetas, windows = [], []
+    for t in types[:n_layer]:
+        theta, why = _rope(cfg, t if "rope_parameters" in cfg or gemma else None)
+        if why or theta is None:
+            return None, why or "no RoPE base"
+        thetas.append(theta)
+        w = cfg.get("sliding_window") if t == "sliding_attention" else None
+        windows.append(int(w) if w else None)
+    scale = float(cfg["query_pre_attn_scalar"]) ** -0.5 if gemma else head_dim ** -0.5
+    soft = cfg.get("final_logit_softcapping") if gemma else None
+    return DecoderConfig(
+        model_type=mt, vocab_size=int(cfg["vocab_size"]), hidden_size=hidden, n_layer=n_layer, n_head=n_head,
+        n_kv_head=int(cfg.get("num_key_value_heads") or n_head), head_dim=head_dim, eps=float(cfg["rms_norm_eps"]),
+        act=act, rope_theta=tuple(thetas), window=tuple(windows), scale=scale, gemma=gemma,
+        tie=bool(cfg.get("tie_word_embeddings", True)), final_softcap=float(soft) if soft else None), ""
+
+
+def unsupported_reason(folder: str | Path) -> str | None:
+    """None when ``folder`` can be run by :class:`NativeDecoder`, else why not (one line)."""
+    folder = Path(folder)
+    if not (folder / "config.json").is_file():
+        return "no config.json"
+    if not (folder / "model.safetensors").is_file():
+        return "no single model.safetensors file"
+    try:
+        cfg = json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError) as exc:
+        return f"unreadable config.json ({exc})"
+    if cfg.get("auto_map"):
+        return "custom model code (auto_map)"
+    if cfg.get("quantization_config"):
+        return "a quantised checkpoint"
+    try:
+        return parse_config(cfg)[1] or None
+    except (KeyError, TypeError, ValueError) as exc:
+        return f"config.json lacks {exc}"
+
+
+_ST_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "F64": torch.float64,
+              "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
+              "BOOL": torch.bool}
+_ST_NAMES = {v: k for k, v in _ST_DTYPES.items()}
+
+
+def read_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
+    """Every tensor of a ``.safetensors`` file as a view of one private memory map of the file.
+
+    Nothing is read until used, and tensors stored back to back can be joined without a copy
+    (``NativeDecoder`` runs q/k/v and gate/up as one matrix each when the file stores them in that order, as
+    :func:`write_safetensors` with :func:`native_order` does). Writes to the tensors stay in this process.
+    """
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n))
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+    base = torch.frombuffer(mm, dtype=torch.uint8) if len(mm) else torch.empty(0, dtype=torch.uint8)
+    start = 8 + n
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = info["data_offsets"]
+        dt = _ST_DTYPES[info["dtype"]]
+        out[name] = base[start + a:start + b].view(dt).view(info["shape"])
+    return out
+
+
+def native_order(names: list[str]) -> list[str]:
+    """``names`` ordered so that each layer's q, k, v projections and gate, up projections lie back to back."""
+    rank = {"q_proj": 0, "k_proj": 1, "v_proj": 2, "o_proj": 3, "gate_proj": 4, "up_proj": 5, "down_proj": 6}
+
+    def key(name: str) -> tuple:
+        parts = name.split(".")
+        if "layers" in parts:
+            i = parts.index("layers")
+            layer = int(parts[i + 1])
+            proj = next((rank[p] for p in parts if p in rank), 99)
+            return (1, layer, parts[-1] != "weight", proj, name)
+        return (0 if "embed" in name else 2, 0, False, 0, name)
+
+    return sorted(names, key=key)
+
+
+def write_safetensors(path: str | Path, tensors: dict[str, torch.Tensor], metadata: dict[str, str] | None = None
+                      ) -> None:
+    """Write ``tensors`` to a ``.safetensors`` file in the order of the dictionary (``safetensors.save_file``
+    sorts by name, which separates q from k and v)."""
+    header: dict[str, Any] = {"__metadata__": dict(metadata or {"format": "pt"})}
+    off, blobs = 0, []
+    for name, t in tensors.items():
+        t = t.detach().contiguous().cpu()
+        nbytes = t.numel() * t.element_size()
+        header[name] = {"dtype": _ST_NAMES[t.dtype], "shape": list(t.shape), "data_offsets": [off, off + nbytes]}
+        blobs.append(t)
+        off += nbytes
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)  # the data starts 8-byte aligned
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)))
+        f.write(raw)
+        for t in blobs:
+            if t.numel():
+                f.write(t.view(-1).view(torch.uint8).numpy().tobytes() if t.dtype == torch.bfloat16
+                        else t.numpy().tobytes())
+
+
+class KVCache:
+    """Preallocated keys and values of every layer for ``B`` rows and up to ``S_max`` positions.
+
+    ``length`` positions are filled (the same for every row; left padding is masked through ``valid``).
+    """
+
+    def __init__(self, cfg: DecoderConfig, batch: int, max_len: int, dtype: torch.dtype, device: Any = None):
+        shape = (batch, cfg.n_kv_head, max_len, cfg.head_dim)
+        self.k = [torch.empty(shape, dtype=dtype, device=device) for _ in range(cfg.n_layer)]
+        self.v = [torch.empty(shape, dtype=dtype, device=device) for _ in range(cfg.n_layer)]
+        self.length = 0
+
+    @property
+    def batch(self) -> int:
+        return self.k[0].shape[0]
+
+    @property
+    def capacity(self) -> int:
+        return self.k[0].shape[2]
+
+    def select_rows(self, rows: torch.Tensor) -> None:
+        """Keep (or repeat) rows ``rows`` (a LongTensor of row indices), copying only the filled positions."""
+        n = self.length
+        for lst in (self.k, self.v):
+            for i, t in enumerate(lst):
+                new = t.new_empty((len(rows), *t.shape[1:]))
+                new[:, :, :n] = t[rows, :, :n]
+                lst[i] = new
+
+    def grow(self, max_len: int) -> None:
+        """Make room for ``max_len`` positions."""
+        if max_len <= self.capacity:
+            return
+        for lst in (self.k, self.v):
+            for i, t in enumerate(lst):
+                new = t.new_empty((t.shape[0], t.shape[1], max_len, t.shape[3]))
+                new[:, :, :self.length] = t[:, :, :self.length]
+                lst[i] = new
+
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in self.k + self.v)
+
+
+class _Layer:
+    __slots__ = ("wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo", "wg", "wu", "wd", "bg", "bu", "bd", "ln_in",
+                 "ln_post_attn", "ln_pre_ff", "ln_post_ff", "qn", "kn", "wqkv", "bqkv", "wgu", "bgu", "qkn")
+    _PARAMS = ("wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo", "wg", "wu", "wd", "bg", "bu", "bd", "ln_in",
+               "ln_post_attn", "ln_pre_ff", "ln_post_ff", "qn", "kn")
+
+    def __init__(self) -> None:
+        for s in self.__slots__:
+            setattr(self, s, None)
+
+
+def _fuse(parts: list[torch.Tensor]) -> torch.Tensor:
+    """The row-wise concatenation of ``parts``: a view when they lie back to back in one storage, else a copy."""
+    first = parts[0]
+    same = all(p.untyped_storage().data_ptr() == first.untyped_storage().data_ptr() and p.is_contiguous()
+               and p.dtype == first.dtype for p in parts)
+    if same:
+        off = first.storage_offset()
+        for p in parts:
+            if p.storage_offset() != off:
+                same = False
+                break
+            off += p.numel()
+    if same:
+        rows = sum(p.shape[0] for p in parts)
+        return first.as_strided((rows, *first.shape[1:]), first.stride(), first.storage_offset())
+    return torch.cat(parts)
+
+
+class NativeDecoder:
+    """A decoder-only transformer (Llama / Qwen2 / Gemma 3 text) as plain tensors and torch calls.
+
+    Parameters
+    ----------
+    cfg : DecoderConfig
+    weights : dict of str to Tensor
+        The transformers state dict (``model.layers.{i}.self_attn.q_proj.weight`` ...); tied output layer optional.
+    dtype : torch.dtype, optional
+        Convert the weights (copies them); default: as given.
+    device : str or torch.device
+    """
+
+    def __init__(self, cfg: DecoderConfig, weights: dict[str, torch.Tensor], dtype: torch.dtype | None = None,
+                 device: Any = "cpu"):
+        self.cfg = cfg
+        self.device = torch.device(device)
+
+        def get(name: str, required: bool = True) -> torch.Tensor | None:
+            t = weights.get(name)
+            if t is None:
+                if required:
+                    raise KeyError(f"the checkpoint has no tensor {name!r}")
+                return None
+            if dtype is not None and t.is_floating_point():
+                t = t.to(dtype)
+            return t.to(self.device)
+
+        self.embed = get("model.embed_tokens.weight")
+        self.dtype = self.embed.dtype
+        self.lm_head = self.embed if cfg.tie or "lm_head.weight" not in weights else get("lm_head.weight")
+        self.norm = self._norm_weight(get("model.norm.weight"))
+        self.layers: list[_Layer] = []
+        for i in range(cfg.n_layer):
+            p = f"model.layers.{i}."
+            L = _Layer()
+            for slot, name in (("q", "q_proj"), ("k", "k_proj"), ("v", "v_proj"), ("o", "o_proj")):
+                setattr(L, "w" + slot, get(p + f"self_attn.{name}.weight"))
+                setattr(L, "b" + slot, get(p + f"self_attn.{name}.bias", required=False))
+            for slot, name in (("g", "gate_proj"), ("u", "up_proj"), ("d", "down_proj")):
+                setattr(L, "w" + slot, get(p + f"mlp.{name}.weight"))
+                setattr(L, "b" + slot, get(p + f"mlp.{name}.bias", required=False))
+            L.wqkv = _fuse([L.wq, L.wk, L.wv])
+            L.bqkv = None if L.bq is None else _fuse([L.bq, L.bk, L.bv])
+            L.wgu = _fuse([L.wg, L.wu])
+            L.bgu = None if L.bg is None else _fuse([L.bg, L.bu])
+            L.ln_in = self._norm_weight(get(p + "input_layernorm.weight"))
+            L.ln_post_attn = self._norm_weight(get(p + "post_attention_layernorm.weight"))
+            if cfg.gemma:
+                L.ln_pre_ff = self._norm_weight(get(p + "pre_feedforward_layernorm.weight"))
+                L.ln_post_ff = self._norm_weight(get(p + "post_feedforward_layernorm.weight"))
+                L.qn = self._norm_weight(get(p + "self_attn.q_norm.weight"))
+                L.kn = self._norm_weight(get(p + "self_attn.k_norm.weight"))
+                L.qkn = torch.cat([L.qn.expand(cfg.n_head, -1), L.kn.expand(cfg.n_kv_head, -1)])
+            self.layers.append(L)
+        self._act = _ACTS[cfg.act]
+        self._inter = self.layers[0].wg.shape[0] if self.layers else 0
+        # the embedding scale is a float32 tensor cast to the weight dtype, as in transformers' Gemma 3
+        self._embed_scale = torch.tensor(cfg.hidden_size ** 0.5).to(self.dtype) if cfg.gemma else None
+        self._inv_freq = {th: 1.0 / (th ** (torch.arange(0, cfg.head_dim, 2, dtype=torch.int64)
+                                           .to(device=self.device, dtype=torch.float) / cfg.head_dim))
+                          for th in set(cfg.rope_theta)}
+        self._gqa = cfg.n_kv_head != cfg.n_head
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_folder(cls, folder: str | Path, dtype: torch.dtype | None = None, device: Any = "cpu") -> NativeDecoder:
+        """Load ``folder/config.json`` and ``folder/model.safetensors`` (memory-mapped, no copy unless ``dtype``
+        or ``device`` asks for one). ``ValueError`` when the architecture is not supported."""
+        folder = Path(folder)
+        why = unsupported_reason(folder)
+        if why is not None:
+            raise ValueError(f"{folder}: cannot be run natively: {why}")
+        cfg, _ = parse_config(json.loads((folder / "config.json").read_text()))
+        assert cfg is not None
+        return cls(cfg, read_safetensors(folder / "model.safetensors"), dtype=dtype, device=device)
+
+    def _norm_weight(self, w: torch.Tensor) -> torch.Tensor:
+        # Gemma multiplies by (1 + w) in float32; precomputing it is the same operation
+        return 1.0 + w.float() if self.cfg.gemma else w
+
+    def num_parameters(self) -> int:
+        """Parameters (a tied output layer counted once)."""
+        return sum(t.numel() for t in self.state_tensors())
+
+    def state_tensors(self) -> list[torch.Tensor]:
+        """Every weight tensor (for memory accounting)."""
+        out = [self.embed, self.norm] + ([] if self.lm_head is self.embed else [self.lm_head])
+        for L in self.layers:
+            out += [t for t in (getattr(L, s) for s in _Layer._PARAMS) if t is not None]
+        return out
+
+    def new_cache(self, batch: int, max_len: int) -> KVCache:
+        return KVCache(self.cfg, batch, max_len, self.dtype, self.device)
+
+    # ------------------------------------------------------------------ pieces
+    def _rms(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        # transformers: normalise in float32; Llama multiplies by w after casting back, Gemma by (1 + w) before
+        h = x.float()
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.cfg.eps)
+        if x.dtype == torch.float32:
+            return h * w
+        if self.cfg.gemma:
+            return (h * w).type_as(x)  # w = 1 + weight, float32
+        return w * h.to(x.dtype)
+
+    def _cos_sin(self, positions: torch.Tensor) -> dict[float, tuple[torch.Tensor, torch.Tensor]]:
+        """RoPE tables ``(B, T, 1, head_dim)`` per base, computed as transformers does; the sine's first half is
+        negated so that ``rotate_half(x) * sin == roll(x, head_dim / 2) * sin_signed``."""
+        out = {}
+        half = self.cfg.head_dim // 2
+        for th, inv in self._inv_freq.items():
+            freqs = positions[..., None].float() * inv
+            emb = torch.cat((freqs, freqs), dim=-1)
+            sin = emb.sin().to(self.dtype)
+            sin[..., :half].neg_()
+            out[th] = (emb.cos().to(self.dtype)[:, :, None], sin[:, :, None])
+        return out
+
+    def _masks(self, valid: torch.Tensor | None, s0: int, T: int) -> dict[int | None, Any]:
+        """Attention masks (B or 1, 1, T, S) per window length; None where plain causal attention suffices
+        (then ``"causal"`` marks a prefill that SDPA runs with ``is_causal``)."""
+        S = s0 + T
+        out: dict[int | None, Any] = {}
+        q = torch.arange(s0, S, device=self.device)[:, None]
+        k = torch.arange(S, device=self.device)[None, :]
+        for w in set(self.cfg.window):
+            windowed = w is not None and S > w
+            if valid is None and not windowed:
+                out[w] = None if T == 1 else ("causal" if s0 == 0 else (k <= q)[None, None])
+                continue
+            m = k <= q
+            if windowed:
+                m = m & (q - k < w)
+            if valid is not None:
+                # a padding query attends to itself only (its output is never used; this avoids NaN rows)
+                m = (m[None] & valid[:, None, :S]) | (k == q)[None]
+                out[w] = m[:, None]
+            else:
+                out[w] = m[None, None]
+        return out
+
+    def _attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: Any) -> torch.Tensor:
+        if isinstance(mask, str):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=self.cfg.scale,
+                                                  enable_gqa=self._gqa)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=self.cfg.scale, enable_gqa=self._gqa)
+
+    # ------------------------------------------------------------------ forward
+    def forward(self, idx: torch.Tensor, positions: torch.Tensor, valid: torch.Tensor | None = None,
+                cache: KVCache | None = None, keep: int | None = 1, hidden: bool = False,
+                layer_hook: Any = None, prefix: KVCache | None = None) -> torch.Tensor:
+        """Run ``idx`` (B, T) at ``positions`` (B, T) after the ``cache.length`` cached positions.
+
+        Parameters
+        ----------
+        valid : BoolTensor (B, cache.length + T), optional
+            False at padding keys; None when no row is padded.
+        cache : KVCache, optional
+            Filled in place (``length`` advances by T); None runs the sequence alone.
+        prefix : KVCache, optional
+            Read-only keys and values of ``prefix.length`` earlier positions (one row, shared by every row of
+            ``idx``, or ``B`` rows), used instead of ``cache`` when the new positions need not be stored (scoring
+            many continuations of one prompt).
+        keep : int or None
+            Compute the output only at the last ``keep`` positions (None: all).
+        hidden : bool
+            Return the final hidden states (after the last norm, as transformers' ``hidden_states[-1]``) instead of
+            logits.
+        layer_hook : callable, optional
+            ``layer_hook(i, x)`` after decoder layer ``i`` (0-based); may return a replacement ``x``.
+
+        Returns
+        -------
+        Tensor (B, keep or T, vocab_size) logits, or (B, keep or T, hidden_size) hidden states.
+        """
+        cfg = self.cfg
+        B, T = idx.shape
+        past = cache if cache is not None else prefix
+        s0 = past.length if past is not None else 0
+        if cache is not None and s0 + T > cache.capacity:
+            cache.grow(s0 + T)
+        x = F.embedding(idx, self.embed)
+        if self._embed_scale is not None:
+            x = x * self._embed_scale
+        cs = self._cos_sin(positions)
+        masks = self._masks(valid, s0, T)
+        H, KV, hd = cfg.n_head, cfg.n_kv_head, cfg.head_dim
+        HK = H + KV
+        act, rms, gemma = self._act, self._rms, cfg.gemma
+        for i, L in enumerate(self.layers):
+            h = rms(x, L.ln_in)
+            qk, v = F.linear(h, L.wqkv, L.bqkv).view(B, T, HK + KV, hd).split((HK, KV), dim=2)
+            if gemma:
+                qk = rms(qk, L.qkn)  # q_norm and k_norm at once (one weight row per head)
+            cos, sin = cs[cfg.rope_theta[i]]
+            # rotate_half(qk) * sin == roll(qk, hd / 2) * (sin with its first half negated), exactly
+            qk = qk * cos + qk.roll(hd // 2, -1) * sin
+            q, k = qk.transpose(1, 2).split((H, KV), dim=1)
+            v = v.transpose(1, 2)
+            if cache is not None:
+                cache.k[i].narrow(2, s0, T).copy_(k)
+                cache.v[i].narrow(2, s0, T).copy_(v)
+                k, v = cache.k[i].narrow(2, 0, s0 + T), cache.v[i].narrow(2, 0, s0 + T)
+            elif prefix is not None and s0:
+                pk, pv = prefix.k[i].narrow(2, 0, s0), prefix.v[i].narrow(2, 0, s0)
+                k = torch.cat((pk.expand(B, -1, -1, -1), k), dim=2)
+                v = torch.cat((pv.expand(B, -1, -1, -1), v), dim=2)
+            a = self._attend(q, k, v, masks[cfg.window[i]])
+            a = F.linear(a.transpose(1, 2).reshape(B, T, H * hd), L.wo, L.bo)
+            if gemma:
+                x = x + rms(a, L.ln_post_attn)
+                h = rms(x, L.ln_pre_ff)
+            else:
+                x = x + a
+                h = rms(x, L.ln_post_attn)
+            g, u = F.linear(h, L.wgu, L.bgu).chunk(2, dim=-1)
+            m = F.linear(act(g) * u, L.wd, L.bd)
+            x = x + (rms(m, L.ln_post_ff) if gemma else m)
+            if layer_hook is not None:
+                new = layer_hook(i, x)
+                if new is not None:
+                    x = new
+        if cache is not None:
+            cache.length = s0 + T
+        if keep is not None and keep < T:
+            x = x[:, T - keep:]
+        x = rms(x, self.norm)
+        if hidden:
+            return x
+        return self.logits_from_hidden(x)
+
+    def logits_from_hidden(self, h: torch.Tensor) -> torch.Tensor:
+        """The output layer on final hidden states (for scoring only some positions)."""
+        logits = F.linear(h, self.lm_head)
+        if self.cfg.final_softcap is not None:
+            logits = torch.tanh(logits / self.cfg.final_softcap) * self.cfg.final_softcap
+        return logits
+
