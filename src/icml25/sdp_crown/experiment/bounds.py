@@ -1,4 +1,5 @@
-"""Experiment pieces of the reproduction (private): theorem checks, model comparisons, radius sweep, tightness."""
+"""The bound computations of the experiment: Appendix B.3, the theorem checks, method comparisons, the radius
+sweep and the tightness check (each returns numbers; the stages in ``stages.py``/``table1.py`` turn them into claims)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from .attack import pgd_l2
-from .network import BoundedNet
-from .offsets import best_lambda, sdp_offset, sdp_offset_zero_centre
-from .propagation import compute_bounds, spec_matrix
-from .verification import lipnaive_bounds
+from ..attack import pgd_l2
+from ..network import BoundedNet
+from ..offsets import best_lambda, sdp_offset, sdp_offset_zero_centre
+from ..propagation import compute_bounds, spec_matrix
+from ..verification import lipnaive_bounds
 
 
 def worked_example_b3(sdp_method: str = "sdp-crown") -> dict[str, float]:
@@ -162,7 +163,7 @@ def tightness(net: BoundedNet, X: torch.Tensor, y: torch.Tensor, eps: float, ite
 
     ``substitute`` maps a method name to the method actually run under it (the stub: SDP-CROWN -> CROWN).
     """
-    from .oracles import exact_min, sdp_full
+    from ..oracles import exact_min, sdp_full
 
     C = spec_matrix(y, net.n_classes)
     sub = substitute or {}
