@@ -57,28 +57,30 @@ def test_ispd_claims_are_measured_on_user_netlists(tmp_path, monkeypatch) -> Non
     import math
 
     from icml25.core import Report, Scale
+    from icml25.egplace import experiment as ex
     from icml25.egplace import reproduce as rp
 
     _write_ispd(tmp_path / "adaptec1")
     monkeypatch.setitem(rp.ISPD_GRID, "adaptec1", 16)
     cfg = rp.Config(ispd_circuits=("adaptec1",), ispd_dir=str(tmp_path), search_evals=12, init_round=2, n_seeds=1)
     rep = Report(slug="egplace", title="t", scale=Scale.PAPER)
-    rp._ispd_claims(rep, Scale.PAPER, cfg, 0, rp._egplace)
+    ex.add_ispd_claims(rep, Scale.PAPER, cfg, 0, ex.guided_egplace)
     by = {c.id: c for c in rep.claims}
     assert math.isfinite(by["ispd_hpwl_ea"].measured) and by["ispd_hpwl_ea"].headline
     assert math.isnan(by["ispd_hpwl_efficientplace"].measured) and "EfficientPlace" in by["ispd_hpwl_efficientplace"].note
     assert any(name.startswith("ISPD2005") for name in rep.tables)
     missing = rp.Config(ispd_circuits=("adaptec2",), ispd_dir=str(tmp_path))
     with pytest.raises(Exception, match="adaptec2"):
-        rp._ispd_claims(Report(slug="egplace", title="t"), Scale.PAPER, missing, 0, rp._egplace)
+        ex.add_ispd_claims(Report(slug="egplace", title="t"), Scale.PAPER, missing, 0, ex.guided_egplace)
 
 
 def test_abstract_claims_are_not_measured_at_quick_scale() -> None:
     """Without ISPD2005 files (quick/full) the abstract's claims are registered at paper scale, not measured here."""
     from icml25.core import Report, Scale
+    from icml25.egplace import experiment as ex
     from icml25.egplace import reproduce as rp
 
     rep = Report(slug="egplace", title="t")
-    rp._ispd_claims(rep, Scale.QUICK, rp.Config.quick(), 0, rp._egplace)
+    ex.add_ispd_claims(rep, Scale.QUICK, rp.Config.quick(), 0, ex.guided_egplace)
     assert {c.id for c in rep.not_measured_here()} == {"ispd_hpwl_ea", "ispd_speedup_ea", "ispd_hpwl_efficientplace",
                                                         "ispd_speedup_efficientplace"}
