@@ -241,3 +241,19 @@ def test_real_models_native_equals_transformers(name, request, transformers_refe
         new = new[:new.index(e)] if e in new else new
     assert lm.generate([texts[0]], temperature=0, max_tokens=12)[0][0].text == tok.decode(new,
                                                                                          skip_special_tokens=True)
+
+
+def test_int8_quantisation_is_close_and_only_native(tiny):
+    f, q = HFModel(tiny), HFModel(tiny, quantize="int8")
+    L = q._native.layers[0]
+    assert type(L.wqkv).__name__ == "Int8Weight" and L.wqkv.q.dtype == torch.int8
+    assert q.num_parameters() == f.num_parameters()
+    conts = [" fox", " stitch in time", " Tokyo", " 7"]
+    for a, b in zip(f.logprobs(PROMPTS, conts), q.logprobs(PROMPTS, conts)):
+        np.testing.assert_allclose(a, b, atol=0.15)  # approximate: per-row int8 weights, bfloat16 activations
+    g = q.generate(PROMPTS[:2], n=2, temperature=0, max_tokens=5)
+    assert len(g) == 2 and all(len(r) == 2 for r in g)
+    with pytest.raises(ValueError, match="quantize must be None or 'int8'"):
+        HFModel(tiny, quantize="int4")
+    with pytest.raises(ValueError, match="needs the native backend"):
+        HFModel(tiny, backend="transformers", quantize="int8")

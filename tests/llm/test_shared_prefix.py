@@ -58,3 +58,17 @@ def test_prefix_hidden_states_near_the_context_limit():
         prefix_hidden_states(lm.module, tok.pad_id, prefixes, [0], [tok.encode("abc")])
     with pytest.raises(ValueError, match="row_of"):
         prefix_hidden_states(lm.module, tok.pad_id, prefixes, [0, 1, 1], steps)
+
+
+def test_expand_for_any_backend_equals_generate():
+    from icml25.llm import expand
+
+    tok = CharTokenizer.from_texts(["abcab cab"])
+    lm = TinyGPT(TinyGPTConfig(n_layer=1, n_head=2, n_embd=16, block_size=32), tok, seed=0)
+    kids = expand(lm, ["ab", "ca"], n_children=3, max_tokens=5, temperature=0)
+    ref = lm.generate(["ab", "ca"], n=3, max_tokens=5, temperature=0)
+    assert [[k.text for k in r] for r in kids] == [[g.text for g in r] for r in ref]
+    sampled = expand(lm, ["ab"], n_children=4, max_tokens=5, temperature=1.0, seed=2)
+    assert [k.text for k in sampled[0]] == [g.text for g in lm.generate(["ab"], n=4, max_tokens=5, seed=2)[0]]
+    with pytest.raises(TypeError, match="token-id prefixes need HFModel"):
+        expand(lm, [[1, 2]])

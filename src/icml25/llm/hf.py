@@ -97,6 +97,11 @@ class HFModel:
         transformers' tokenizer. Default: when the folder's ``icml25-cache.json`` says they agree (the icml25
         pretrained-model cache checks it when built); ``True`` asserts it for another folder
         (:func:`icml25.llm.fast_tokenizer.verify_fast_tokenizer` checks it).
+    quantize : {None, "int8"}
+        Native backend only: ``"int8"`` runs the projections and the output layer with int8 weights (per-row
+        scales) and bfloat16 activations in the matrix products -- faster on a CPU limited by memory bandwidth
+        (see ``src/icml25/llm/README.md``), approximate: greedy text can differ from float32 after a few tokens.
+        The transformers ``model`` (if built) stays in float32. Default None: exact.
 
     Attributes
     ----------
@@ -111,7 +116,7 @@ class HFModel:
 
     def __init__(self, path: str | Path, device: str = "cpu", dtype: Any = None, trust_remote_code: bool = False,
                  allow_download: bool = False, tokenizer: Any = None, backend: str = "auto",
-                 fast_tokenizer: bool | None = None):
+                 fast_tokenizer: bool | None = None, quantize: str | None = None):
         torch = require("torch", extra="torch")
         if not isinstance(path, (str, Path)):
             raise TypeError(f"path must be a folder path (str or Path), got {type(path).__name__}")
@@ -119,6 +124,8 @@ class HFModel:
             raise ValueError("path must be a non-empty folder path, got ''")
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        if quantize not in (None, "int8"):
+            raise ValueError(f"quantize must be None or 'int8', got {quantize!r}")
         local = Path(path).expanduser()
         if not allow_download and not (local / "config.json").is_file():
             what = "does not exist" if not local.exists() else "has no config.json"
@@ -163,9 +170,12 @@ class HFModel:
             from .native import NativeDecoder
 
             with _folder_errors(self._folder, "the model (weights that fit config.json)"):
-                self._native = NativeDecoder.from_folder(self._folder, dtype=self._dtype, device=device)
+                self._native = NativeDecoder.from_folder(self._folder, dtype=self._dtype, device=device,
+                                                         quantize=quantize)
         elif backend == "native":
             raise ValueError(f"backend='native' cannot run {self._src}: {why}")
+        elif quantize is not None:
+            raise ValueError(f"quantize={quantize!r} needs the native backend, which cannot run {self._src}: {why}")
         else:
             _ = self.model  # transformers' network, loaded now
         self._set_special_ids()

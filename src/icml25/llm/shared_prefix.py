@@ -1,5 +1,11 @@
-"""Shared-prefix decoding and scoring for :class:`~icml25.llm.tiny.TinyGPT` (tree search: many continuations of
-one prefix).
+"""Shared-prefix decoding and scoring (tree search: many continuations of one prefix).
+
+- :func:`expand`: ``n_children`` continuations of every node of a search tree in one batched call, for any backend
+  (:meth:`HFModel.expand <icml25.llm.hf.HFModel.expand>`: each distinct prefix run once, its KV cache rows copied to
+  its children, a prefix common to all nodes run once; TinyGPT and HFModel's ``generate`` also encode each prompt
+  once for its ``n`` samples).
+
+For :class:`~icml25.llm.tiny.TinyGPT`:
 
 - :func:`sample_shared_prefix`: every prompt is prefilled once and its KV cache rows are repeated for its ``n``
   samples; stop tokens are detected by id and finished rows leave the batch, so the per-token cost follows the
@@ -22,7 +28,30 @@ import torch
 from .sampling import left_pad, make_generator
 from .tiny_module import KVCache
 
-__all__ = ["sample_shared_prefix", "prefix_hidden_states"]
+__all__ = ["sample_shared_prefix", "prefix_hidden_states", "expand"]
+
+
+def expand(lm, prefixes, n_children: int = 1, max_tokens: int = 32, stop=None, temperature: float = 1.0,
+           top_p: float = 1.0, seed: int | None = None):
+    """``n_children`` continuations of each prefix, ``out[i][j]`` (a list of lists of ``Generation``).
+
+    Parameters
+    ----------
+    lm : LanguageModel
+        A backend with an ``expand`` method (``HFModel``: prefixes may be token-id lists, children carry
+        ``token_ids``) or any backend's ``generate`` (text prefixes).
+    prefixes : list of str (or of token-id lists for ``HFModel``)
+    n_children, max_tokens, stop, temperature, top_p, seed
+        As ``n``, ... in ``generate``.
+    """
+    method = getattr(lm, "expand", None)
+    if callable(method):
+        return method(prefixes, n_children=n_children, max_tokens=max_tokens, stop=stop, temperature=temperature,
+                      top_p=top_p, seed=seed)
+    if isinstance(prefixes, (list, tuple)) and any(not isinstance(p, str) for p in prefixes):
+        raise TypeError(f"{type(lm).__name__} expands text prefixes only; token-id prefixes need HFModel")
+    return lm.generate(prefixes, n=n_children, temperature=temperature, top_p=top_p, max_tokens=max_tokens,
+                       stop=stop, seed=seed)
 
 
 def _check_ids(rows, name: str, vocab: int, allow_empty: bool = False) -> list[list[int]]:

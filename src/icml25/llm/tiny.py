@@ -252,8 +252,9 @@ class TinyGPT:
             raise ValueError(f"max_tokens must be < block_size ({self.config.block_size}), got {max_tokens}")
         gen = make_generator(seed, self._rng)
         tok = self.tokenizer
-        rows = [self._fit_context(self._ids(p), max_tokens, f"prompt {i}") for i, p in enumerate(prompts)
-                for _ in range(n)]
+        rows = [self._fit_context(self._ids(p), max_tokens, f"prompt {i}") for i, p in enumerate(prompts)]
+        if not use_cache:
+            rows = [r for r in rows for _ in range(n)]
         dev = self.device
         idx, n_pad, valid, positions, padded = left_pad(rows, tok.pad_id, max_tokens, dev)
         R, Tp = idx.shape
@@ -270,6 +271,10 @@ class TinyGPT:
         if use_cache:
             cache = KVCache(self.config, R, total, next(model.parameters()).dtype, dev)
             first = model(idx, positions=positions[:, :Tp], attn_mask=full_mask(Tp), cache=cache, last_only=True)
+            if n > 1:  # each prompt is encoded once; its cache rows are copied to its n samples
+                rep = torch.arange(R, device=dev).repeat_interleave(n)
+                cache.select_rows(rep)
+                first, valid, positions = first[rep], valid[rep], positions[rep]
             state = {"t": Tp}
 
             def step(new: torch.Tensor) -> torch.Tensor:
