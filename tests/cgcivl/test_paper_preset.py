@@ -34,32 +34,33 @@ def test_config_rejects_bad_fields(field: str, value) -> None:
 
 
 def test_ogbench_source_without_the_file_says_where_to_put_it(tmp_path, monkeypatch) -> None:
-    from icml25.cgcivl.reproduce import Config, _dataset
+    from icml25.cgcivl.data import stitch_dataset
     from icml25.core.data import DataNotFoundError, set_allow_download
 
     monkeypatch.setenv("ICML25_CACHE", str(tmp_path))
     set_allow_download(False)
     with pytest.raises(DataNotFoundError, match="pointmaze-large-stitch-v0.npz.*--allow-download"):
-        _dataset(Config(data_source="ogbench"), "large", 10, 0)
+        stitch_dataset("large", 10, 0, source="ogbench")
 
 
 def test_ogbench_source_reads_a_placed_file(tmp_path, monkeypatch) -> None:
     """A file in OGBench's layout in the cache is used as the data set (no generation)."""
-    from icml25.cgcivl.reproduce import Config, _dataset
+    from icml25.cgcivl.data import stitch_dataset
 
     monkeypatch.setenv("ICML25_CACHE", str(tmp_path))
     (tmp_path / "cgcivl").mkdir()
     obs = np.random.default_rng(0).uniform(0, 10, size=(20, 2)).astype(np.float32)
     np.savez(tmp_path / "cgcivl" / "pointmaze-medium-stitch-v0.npz", observations=obs,
              actions=np.zeros((20, 2), np.float32), terminals=np.r_[np.zeros(9), 1, np.zeros(9), 1])
-    data = _dataset(Config(data_source="ogbench"), "medium", 10, 0)
+    data = stitch_dataset("medium", 10, 0, source="ogbench")
     assert data["observations"].shape == (20, 2)
 
 
 def test_layers_and_device_reach_the_agents() -> None:
-    from icml25.cgcivl.reproduce import Config, _agent_configs
+    from icml25.cgcivl.experiment import agent_configs
+    from icml25.cgcivl.reproduce import Config
 
-    confs = _agent_configs(Config(layers=3, hidden=16), "flat", stub=False)
+    confs = agent_configs(Config(layers=3, hidden=16), "flat", stub=False)
     assert confs["CGCIVL"].hidden == (16, 16, 16) and confs["GCIVL"].device == "cpu"
 
 

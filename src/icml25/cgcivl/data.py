@@ -198,3 +198,18 @@ def cached_pointmaze_dataset(maze: str, kind: str, episodes: int, *, noise: floa
     save_dataset(tmp, data)
     tmp.replace(path)
     return data
+
+
+#: where OGBench's data sets live (ogbench.utils.DEFAULT_DATASET_URL)
+OGBENCH_URL = "https://rail.eecs.berkeley.edu/datasets/ogbench"
+
+
+def stitch_dataset(maze: str, episodes: int, seed: int, source: str = "generated") -> dict[str, np.ndarray]:
+    """The stitch data set of ``maze``: generated (cached, ``episodes`` episodes from ``seed``) when ``source`` is
+    ``"generated"``, else OGBench's official ``pointmaze-<maze>-stitch-v0.npz`` (``core.data.resolve_data``)."""
+    if source == "generated":
+        return cached_pointmaze_dataset(maze, "stitch", episodes, seed=seed)
+    from icml25.core.data import resolve_data
+
+    name = f"pointmaze-{maze}-stitch-v0.npz"
+    return load_dataset(resolve_data("cgcivl", name, url=f"{OGBENCH_URL}/{name}"))
