@@ -20,8 +20,8 @@ from icml25.rstar_math import (
     StepFormat,
     TinyStepPolicy,
 )
-from icml25.rstar_math.sft import train_sft
-from icml25.rstar_math.tiny_policy import make_tiny_lm
+from icml25.rstar_math.models.sft import train_sft
+from icml25.rstar_math.models.tiny_policy import make_tiny_lm
 
 
 def main(n_problems: int = 96, rollouts: int = 2, n_candidates: int = 4) -> None:

@@ -14,8 +14,8 @@ import numpy as np
 import torch
 
 from icml25.rstar_math import StepArithGenerator, StepFormat
-from icml25.rstar_math.process_preference_model import PPMModel
-from icml25.rstar_math.tiny_policy import make_tiny_lm
+from icml25.rstar_math.models.process_preference_model import PPMModel
+from icml25.rstar_math.models.tiny_policy import make_tiny_lm
 
 
 def main(n_expansions: int = 48, children: int = 8, repeats: int = 3) -> None:

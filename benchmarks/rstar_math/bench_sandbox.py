@@ -27,8 +27,8 @@ import numpy as np
 from tqdm import tqdm
 
 from icml25.rstar_math import MCTS, MCTSConfig, StepFormat
-from icml25.rstar_math.executors import ExecResult
-from icml25.rstar_math.sandbox import DEFAULT_ALLOWED_IMPORTS, SubprocessExecutor, sandbox_support
+from icml25.rstar_math.execution.code_executors import ExecResult
+from icml25.rstar_math.execution.sandbox import DEFAULT_ALLOWED_IMPORTS, SubprocessExecutor, sandbox_support
 
 # The executor MCTS used before issue 33 (a Python-level filter in a plain subprocess, run serially), kept here
 # only as the speed baseline: it is escapable (see the README's security section).

@@ -2,13 +2,13 @@
 
 import numpy as np
 
-from icml25.rstar_math.bootstrap_solver import NoisyRuleSolver
-from icml25.rstar_math.evaluation import evaluate
-from icml25.rstar_math.executors import SafeArithExecutor
-from icml25.rstar_math.extraction import rejection_sampled_sft
-from icml25.rstar_math.policies import ConstantScorer
-from icml25.rstar_math.step_format import StepFormat, extract_boxed
-from icml25.rstar_math.steparith import StepArithGenerator
+from icml25.rstar_math.domain.bootstrap_solver import NoisyRuleSolver
+from icml25.rstar_math.domain.step_format import StepFormat, extract_boxed
+from icml25.rstar_math.domain.steparith import StepArithGenerator
+from icml25.rstar_math.execution.code_executors import SafeArithExecutor
+from icml25.rstar_math.pipeline.evaluation import evaluate
+from icml25.rstar_math.pipeline.extraction import rejection_sampled_sft
+from icml25.rstar_math.search.policies import ConstantScorer
 
 FMT = StepFormat()
 EX = SafeArithExecutor(allow_float=False)

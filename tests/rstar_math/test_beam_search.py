@@ -21,9 +21,9 @@ from icml25.rstar_math import (
     evaluate,
     finished_solutions,
 )
-from icml25.rstar_math.evaluation import sample_chains
-from icml25.rstar_math.steparith import step_is_consistent
-from icml25.rstar_math.tree import FAILURE_REASONS
+from icml25.rstar_math.domain.steparith import step_is_consistent
+from icml25.rstar_math.pipeline.evaluation import sample_chains
+from icml25.rstar_math.search.tree import FAILURE_REASONS
 
 EX = SafeArithExecutor(allow_float=False)
 FMT = StepFormat()
@@ -247,7 +247,7 @@ def test_width_one_picks_the_best_scored_candidate():
 
 
 def _tag(node):
-    from icml25.rstar_math.beam_search import node_tag
+    from icml25.rstar_math.search.beam_search import node_tag
 
     return node_tag(node)
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from icml25.rstar_math.extraction import (
+from icml25.rstar_math.pipeline.extraction import (
     PairRecord,
     edit_distance,
     extract_pairs,
@@ -10,7 +10,7 @@ from icml25.rstar_math.extraction import (
     filter_pairs,
     to_trl,
 )
-from icml25.rstar_math.tree import TOO_MANY_CODE_ERRORS, Node, Tree, update, update_recursive
+from icml25.rstar_math.search.tree import TOO_MANY_CODE_ERRORS, Node, Tree, update, update_recursive
 
 
 def _step(parent, name):
@@ -102,7 +102,7 @@ def test_sft_top2_by_avg_then_min_q():
 
 
 def test_code_token_edit_filter_keeps_one_token_process_errors_and_drops_comment_only_pairs():
-    from icml25.rstar_math.extraction import code_tokens
+    from icml25.rstar_math.pipeline.extraction import code_tokens
 
     good = " # Bob has 3 more than Ann \n Bob = Ann + 3 <end_of_step>"
     wrong_op = " # Bob has 3 more than Ann \n Bob = Ann - 3 <end_of_step>"
@@ -123,10 +123,10 @@ def test_code_token_edit_filter_keeps_one_token_process_errors_and_drops_comment
 def test_entity_renaming_keeps_trajectories_correct_and_changes_names():
     import numpy as np
 
-    from icml25.rstar_math.augment import augment_renamed, rename_entities
-    from icml25.rstar_math.executors import SafeArithExecutor
-    from icml25.rstar_math.step_format import StepFormat
-    from icml25.rstar_math.steparith import NAMES, StepArithGenerator
+    from icml25.rstar_math.domain.augment import augment_renamed, rename_entities
+    from icml25.rstar_math.domain.step_format import StepFormat
+    from icml25.rstar_math.domain.steparith import NAMES, StepArithGenerator
+    from icml25.rstar_math.execution.code_executors import SafeArithExecutor
 
     fmt, ex = StepFormat(), SafeArithExecutor(allow_float=False)
     probs = StepArithGenerator(levels=(3, 4, 5), seed=1).sample(10)

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from icml25.rstar_math.answer_check import AnswerChecker
-from icml25.rstar_math.benchmarks_data import load_benchmark
-from icml25.rstar_math.executors import ExecResult, SafeArithExecutor, accumulated_code
-from icml25.rstar_math.step_format import StepFormat, extract_boxed, parse_step
+from icml25.rstar_math.domain.answer_check import AnswerChecker
+from icml25.rstar_math.domain.benchmarks_data import load_benchmark
+from icml25.rstar_math.domain.step_format import StepFormat, extract_boxed, parse_step
+from icml25.rstar_math.execution.code_executors import ExecResult, SafeArithExecutor, accumulated_code
 
 
 def test_parse_step_kinds():

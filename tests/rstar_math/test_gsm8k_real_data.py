@@ -4,13 +4,13 @@ replay-and-perturb mock policy over them."""
 import random
 import re
 
-from icml25.rstar_math.answer_check import AnswerChecker
-from icml25.rstar_math.benchmarks_data import gsm8k_code_steps, load_gsm8k_annotated
-from icml25.rstar_math.executors import SafeArithExecutor
-from icml25.rstar_math.extraction import extract_pairs, extract_sft
-from icml25.rstar_math.mcts import MCTS, MCTSConfig
-from icml25.rstar_math.step_format import StepFormat, extract_boxed
-from icml25.rstar_math.tree import check_invariants
+from icml25.rstar_math.domain.answer_check import AnswerChecker
+from icml25.rstar_math.domain.benchmarks_data import gsm8k_code_steps, load_gsm8k_annotated
+from icml25.rstar_math.domain.step_format import StepFormat, extract_boxed
+from icml25.rstar_math.execution.code_executors import SafeArithExecutor
+from icml25.rstar_math.pipeline.extraction import extract_pairs, extract_sft
+from icml25.rstar_math.search.mcts import MCTS, MCTSConfig
+from icml25.rstar_math.search.tree import check_invariants
 
 FMT = StepFormat.official()
 

@@ -68,7 +68,7 @@ def _evals(acc: float, n_test: int, ns=(2, 4)) -> dict:
 
 
 def _report(acc: float) -> Report:
-    from icml25.rstar_math._experiment import add_full_claims
+    from icml25.rstar_math.experiment.stages import add_full_claims
 
     n_test = 20
     ev = _evals(acc, n_test)

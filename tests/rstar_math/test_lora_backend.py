@@ -14,13 +14,13 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("peft")  # the model itself is the session fixture ``smollm2`` of tests/conftest.py
 
-from icml25.rstar_math.bootstrap_solver import NoisyRuleSolver  # noqa: E402
-from icml25.rstar_math.executors import SafeArithExecutor  # noqa: E402
-from icml25.rstar_math.extraction import PairRecord  # noqa: E402
-from icml25.rstar_math.mcts import MCTSConfig  # noqa: E402
-from icml25.rstar_math.self_evolution import RoundConfig, SelfEvolution  # noqa: E402
-from icml25.rstar_math.step_format import StepFormat  # noqa: E402
-from icml25.rstar_math.steparith import StepArithGenerator  # noqa: E402
+from icml25.rstar_math.domain.bootstrap_solver import NoisyRuleSolver  # noqa: E402
+from icml25.rstar_math.domain.step_format import StepFormat  # noqa: E402
+from icml25.rstar_math.domain.steparith import StepArithGenerator  # noqa: E402
+from icml25.rstar_math.execution.code_executors import SafeArithExecutor  # noqa: E402
+from icml25.rstar_math.pipeline.extraction import PairRecord  # noqa: E402
+from icml25.rstar_math.pipeline.self_evolution import RoundConfig, SelfEvolution  # noqa: E402
+from icml25.rstar_math.search.mcts import MCTSConfig  # noqa: E402
 
 FMT = StepFormat()
 QUESTIONS = ["Ann has 3 apples . Bob has 4 more than Ann . How many apples does Bob have ?",
@@ -39,7 +39,7 @@ EXAMPLES = [(FMT.prompt(q), r) for q, r in zip(QUESTIONS, RESPONSES)]
 
 
 def _backend(lm, **kw):
-    from icml25.rstar_math.lora_backend import LoRABackend
+    from icml25.rstar_math.models.lora_backend import LoRABackend
 
     return LoRABackend(lm, **{"r": 4, "alpha": 8.0, "max_length": 256, "warmup": 2, **kw})
 
@@ -81,8 +81,8 @@ def test_sft_trains_only_the_adapter_and_lowers_the_loss(smollm2):
 
 
 def test_ppm_scores_save_and_load(smollm2, tmp_path):
-    from icml25.rstar_math.lora_backend import LoRAPolicy
-    from icml25.rstar_math.real_llm import HiddenStateValueHead
+    from icml25.rstar_math.models.lora_backend import LoRAPolicy
+    from icml25.rstar_math.models.real_llm import HiddenStateValueHead
 
     be = _backend(smollm2)
     policy = be.fresh_policy()
@@ -112,8 +112,8 @@ def test_ppm_scores_save_and_load(smollm2, tmp_path):
 
 def test_bad_input_and_missing_peft(smollm2, tmp_path, monkeypatch):
     from icml25.core.optional import MissingExtraError
-    from icml25.rstar_math.lora_backend import LoRABackend
-    from icml25.rstar_math.tiny_policy import make_tiny_lm
+    from icml25.rstar_math.models.lora_backend import LoRABackend
+    from icml25.rstar_math.models.tiny_policy import make_tiny_lm
 
     be = _backend(smollm2)
     policy = be.fresh_policy()

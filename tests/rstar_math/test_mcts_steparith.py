@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-from icml25.rstar_math.bootstrap_solver import NoisyRuleSolver
-from icml25.rstar_math.executors import ExecResult, SafeArithExecutor
-from icml25.rstar_math.mcts import MCTS, MCTSConfig
-from icml25.rstar_math.policies import ConstantScorer
-from icml25.rstar_math.steparith import StepArithGenerator, step_is_consistent
-from icml25.rstar_math.tree import FAILURE_REASONS, TOO_MANY_CODE_ERRORS, Tree, check_invariants
+from icml25.rstar_math.domain.bootstrap_solver import NoisyRuleSolver
+from icml25.rstar_math.domain.steparith import StepArithGenerator, step_is_consistent
+from icml25.rstar_math.execution.code_executors import ExecResult, SafeArithExecutor
+from icml25.rstar_math.search.mcts import MCTS, MCTSConfig
+from icml25.rstar_math.search.policies import ConstantScorer
+from icml25.rstar_math.search.tree import FAILURE_REASONS, TOO_MANY_CODE_ERRORS, Tree, check_invariants
 
 EX = SafeArithExecutor(allow_float=False)
 
@@ -19,7 +19,7 @@ def _pool(n=12, levels=(1, 2, 3, 4), seed=0):
 
 
 def test_canonical_solutions_execute_and_are_consistent():
-    from icml25.rstar_math.step_format import StepFormat
+    from icml25.rstar_math.domain.step_format import StepFormat
 
     f = StepFormat()
     for p in StepArithGenerator(seed=3).sample(60):
@@ -31,7 +31,7 @@ def test_canonical_solutions_execute_and_are_consistent():
 
 
 def test_search_invariants_and_one_policy_call_per_level():
-    from icml25.rstar_math.evaluation import sample_chains
+    from icml25.rstar_math.pipeline.evaluation import sample_chains
 
     pool = _pool(24)
     solver = NoisyRuleSolver(pool, seed=1)

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from icml25.core import Report, Scale
-from icml25.rstar_math import _experiment as ex
+from icml25.rstar_math.experiment import stages as ex
 from icml25.rstar_math.reproduce import Config
 
 

@@ -3,15 +3,15 @@
 import torch
 
 from icml25.llm import TinyGPT
-from icml25.rstar_math.bootstrap_solver import NoisyRuleSolver
-from icml25.rstar_math.evaluation import evaluate, majority_vote, sample_chains
-from icml25.rstar_math.executors import SafeArithExecutor
-from icml25.rstar_math.policies import ConstantScorer
-from icml25.rstar_math.sft import lm_batches
-from icml25.rstar_math.step_format import StepFormat
-from icml25.rstar_math.steparith import StepArithGenerator
-from icml25.rstar_math.tiny_policy import TinyStepPolicy, make_tiny_lm
-from icml25.rstar_math.word_tokenizer import WordTokenizer
+from icml25.rstar_math.domain.bootstrap_solver import NoisyRuleSolver
+from icml25.rstar_math.domain.step_format import StepFormat
+from icml25.rstar_math.domain.steparith import StepArithGenerator
+from icml25.rstar_math.domain.word_tokenizer import WordTokenizer
+from icml25.rstar_math.execution.code_executors import SafeArithExecutor
+from icml25.rstar_math.models.sft import lm_batches
+from icml25.rstar_math.models.tiny_policy import TinyStepPolicy, make_tiny_lm
+from icml25.rstar_math.pipeline.evaluation import evaluate, majority_vote, sample_chains
+from icml25.rstar_math.search.policies import ConstantScorer
 
 FMT = StepFormat()
 EX = SafeArithExecutor(allow_float=False)
@@ -104,7 +104,7 @@ def test_sample_chains_and_evaluate_with_rule_solver():
 def test_top_k_vote_against_brute_force():
     import random
 
-    from icml25.rstar_math.evaluation import top_k_vote
+    from icml25.rstar_math.pipeline.evaluation import top_k_vote
 
     rng = random.Random(0)
     for _ in range(200):
@@ -120,8 +120,8 @@ def test_top_k_vote_against_brute_force():
 
 
 def test_multi_run_mcts_one_run_top1_is_the_best_valued_answer():
-    from icml25.rstar_math.evaluation import multi_run_mcts
-    from icml25.rstar_math.mcts import MCTS, MCTSConfig
+    from icml25.rstar_math.pipeline.evaluation import multi_run_mcts
+    from icml25.rstar_math.search.mcts import MCTS, MCTSConfig
 
     probs = StepArithGenerator(levels=(2, 3), seed=3).sample(6)
     scorer, cfg = ConstantScorer(0.0), MCTSConfig(n_candidates=3, max_depth=10, errors_threshold=1)

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from icml25.rstar_math.process_preference_model import (
+from icml25.rstar_math.models.process_preference_model import (
     PPMModel,
     pair_accuracy,
     pair_factors,
     ppm_pair_loss,
     train_ppm,
 )
-from icml25.rstar_math.tiny_policy import make_tiny_lm
+from icml25.rstar_math.models.tiny_policy import make_tiny_lm
 
 
 def test_paper_loss_closed_form():
@@ -67,8 +67,8 @@ def test_ppm_save_load_round_trip_with_official_head_keys(tmp_path):
 
 
 def test_shared_prefix_scoring_equals_plain_scoring():
-    from icml25.rstar_math.step_format import StepFormat
-    from icml25.rstar_math.steparith import StepArithGenerator
+    from icml25.rstar_math.domain.step_format import StepFormat
+    from icml25.rstar_math.domain.steparith import StepArithGenerator
 
     fmt = StepFormat()
     ppm = PPMModel.from_policy(make_tiny_lm(n_layer=2, n_head=2, n_embd=32, block_size=256, seed=4))
@@ -84,7 +84,7 @@ def test_shared_prefix_scoring_equals_plain_scoring():
                 steps.append(cand)
     prefixes.append(prefixes[0])
     steps.append("")  # an empty step takes the plain path
-    from icml25.rstar_math._prefix_scoring import split_shareable
+    from icml25.rstar_math.models._prefix_scoring import split_shareable
 
     idx_shared, _, _, idx_plain = split_shareable(ppm.tokenizer, prefixes, steps, ppm.block_size)
     assert idx_plain == [len(steps) - 1] and len(idx_shared) == len(steps) - 1
@@ -97,8 +97,8 @@ def test_shared_prefix_scoring_equals_plain_scoring():
 def test_shared_prefix_scoring_near_the_context_limit():
     # one prefix almost fills the context and has a short step; another child batch row has a long step:
     # the padded tail of the short row must not index positions past the context (it did before the clamp)
-    from icml25.rstar_math.step_format import StepFormat
-    from icml25.rstar_math.steparith import StepArithGenerator
+    from icml25.rstar_math.domain.step_format import StepFormat
+    from icml25.rstar_math.domain.steparith import StepArithGenerator
 
     fmt = StepFormat()
     ppm = PPMModel.from_policy(make_tiny_lm(n_layer=1, n_head=2, n_embd=32, block_size=120, seed=1))

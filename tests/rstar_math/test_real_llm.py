@@ -13,10 +13,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("httpx")
 
-from icml25.rstar_math.mcts import MCTS, MCTSConfig  # noqa: E402
-from icml25.rstar_math.real_llm import HiddenStateValueHead, LMStepPolicy, main, run_eval  # noqa: E402
-from icml25.rstar_math.sandbox import SubprocessExecutor  # noqa: E402
-from icml25.rstar_math.step_format import StepFormat  # noqa: E402
+from icml25.rstar_math.domain.step_format import StepFormat  # noqa: E402
+from icml25.rstar_math.execution.sandbox import SubprocessExecutor  # noqa: E402
+from icml25.rstar_math.models.real_llm import HiddenStateValueHead, LMStepPolicy, main, run_eval  # noqa: E402
+from icml25.rstar_math.search.mcts import MCTS, MCTSConfig  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -4,18 +4,18 @@ import numpy as np
 import pytest
 import torch
 
-from icml25.rstar_math.bootstrap_solver import NoisyRuleSolver
-from icml25.rstar_math.executors import SafeArithExecutor
-from icml25.rstar_math.mcts import MCTS, MCTSConfig
-from icml25.rstar_math.reward_model_ablations import (
+from icml25.rstar_math.domain.bootstrap_solver import NoisyRuleSolver
+from icml25.rstar_math.domain.steparith import StepArithGenerator
+from icml25.rstar_math.execution.code_executors import SafeArithExecutor
+from icml25.rstar_math.models.reward_model_ablations import (
     make_orm,
     make_pqm,
     orm_targets,
     pqm_targets,
     train_value_head,
 )
-from icml25.rstar_math.steparith import StepArithGenerator
-from icml25.rstar_math.tiny_policy import make_tiny_lm
+from icml25.rstar_math.models.tiny_policy import make_tiny_lm
+from icml25.rstar_math.search.mcts import MCTS, MCTSConfig
 
 
 def test_pqm_and_orm_learn_from_trees():

@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from icml25.rstar_math.mcts import MCTS, MCTSConfig
-from icml25.rstar_math.sandbox import SubprocessExecutor
-from icml25.rstar_math.step_format import StepFormat
+from icml25.rstar_math.domain.step_format import StepFormat
+from icml25.rstar_math.execution.sandbox import SubprocessExecutor
+from icml25.rstar_math.search.mcts import MCTS, MCTSConfig
 
 SB = SubprocessExecutor(timeout_s=3, memory_mb=256, workers=2)
 

@@ -5,10 +5,10 @@ import zlib
 import numpy as np
 import pytest
 
-from icml25.rstar_math.executors import SafeArithExecutor
-from icml25.rstar_math.mcts import MCTS, MCTSConfig
-from icml25.rstar_math.sandbox import SandboxUnavailableError, SubprocessExecutor
-from icml25.rstar_math.step_format import StepFormat
+from icml25.rstar_math.domain.step_format import StepFormat
+from icml25.rstar_math.execution.code_executors import SafeArithExecutor
+from icml25.rstar_math.execution.sandbox import SandboxUnavailableError, SubprocessExecutor
+from icml25.rstar_math.search.mcts import MCTS, MCTSConfig
 
 
 class _CodePolicy:

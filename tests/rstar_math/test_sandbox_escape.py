@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from icml25.rstar_math import sandbox as sbmod
-from icml25.rstar_math.sandbox import SandboxResult, SubprocessExecutor, sandbox_support
+from icml25.rstar_math.execution import sandbox as sbmod
+from icml25.rstar_math.execution.sandbox import SandboxResult, SubprocessExecutor, sandbox_support
 
 TIMEOUT = 2.0
 #: for runs that must not time out but pre-import sympy/numpy/scipy without namespaces (slow on a loaded machine)
@@ -417,7 +417,7 @@ def test_run_many_pool_matches_serial_runs():
 # -- as a non-root user -------------------------------------------------------------------------------------
 _NONROOT_SCRIPT = """
 import json, os
-from icml25.rstar_math.sandbox import SubprocessExecutor, sandbox_support
+from icml25.rstar_math.execution.sandbox import SubprocessExecutor, sandbox_support
 class Raw(SubprocessExecutor):
     def static_check(self, code):
         return None
@@ -431,7 +431,7 @@ out["ok"] = ex.run("print(2 + 2)").stdout
 out["net"] = ex.run("__import__('_socket').socket().connect(('127.0.0.1', 9))").error_type
 # issue 46: without seccomp, clear the parent-death signal, leave the session and sleep past the limit
 import dataclasses, pathlib, uuid
-from icml25.rstar_math import sandbox
+from icml25.rstar_math.execution import sandbox
 tok = "rstar-nonroot-" + uuid.uuid4().hex
 src = sandbox._boot_source()
 sandbox._boot_source = lambda: src + "\\n# " + tok + "\\n"
@@ -479,7 +479,7 @@ def test_probes_as_a_non_root_user():
     """The same containment as an unprivileged user (user namespaces), run through ``runuser``."""
     if not ROOT or not all(shutil.which(t) for t in ("runuser", "useradd", "unshare", "mount")):
         pytest.skip("needs root with runuser/useradd/unshare to create and use an unprivileged user")
-    src = str(Path(sbmod.__file__).resolve().parents[2])
+    src = str(Path(sbmod.__file__).resolve().parents[3])
     expose = _expose_script([sys.executable, sys.prefix, sys.base_prefix, src])
     if expose is None:
         pytest.skip("the interpreter or the sources cannot be made readable for an unprivileged user here")
@@ -686,7 +686,7 @@ def test_the_kill_holds_without_namespaces(monkeypatch):
 
 _KILLED_EXECUTOR = """
 import os, sys
-from icml25.rstar_math import sandbox
+from icml25.rstar_math.execution import sandbox
 sandbox.sandbox_support()  # the support probe runs unmarked
 src = sandbox._boot_source()
 sandbox._boot_source = lambda: src + "\\n# " + os.environ["RSTAR_PROBE_TOKEN"] + "\\n"

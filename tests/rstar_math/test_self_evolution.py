@@ -5,12 +5,17 @@ import json
 import pytest
 import torch
 
-from icml25.rstar_math.bootstrap_solver import NoisyRuleSolver
-from icml25.rstar_math.executors import SafeArithExecutor
-from icml25.rstar_math.mcts import MCTSConfig
-from icml25.rstar_math.self_evolution import RoundConfig, SelfEvolution, TimeBudgetExceeded, paper_rounds
-from icml25.rstar_math.steparith import StepArithGenerator
-from icml25.rstar_math.tiny_policy import make_tiny_lm
+from icml25.rstar_math.domain.bootstrap_solver import NoisyRuleSolver
+from icml25.rstar_math.domain.steparith import StepArithGenerator
+from icml25.rstar_math.execution.code_executors import SafeArithExecutor
+from icml25.rstar_math.models.tiny_policy import make_tiny_lm
+from icml25.rstar_math.pipeline.self_evolution import (
+    RoundConfig,
+    SelfEvolution,
+    TimeBudgetExceeded,
+    paper_rounds,
+)
+from icml25.rstar_math.search.mcts import MCTSConfig
 
 
 def _setup(tmp_path):

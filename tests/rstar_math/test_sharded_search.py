@@ -4,11 +4,11 @@ import functools
 
 import pytest
 
-from icml25.rstar_math.bootstrap_solver import NoisyRuleSolver
-from icml25.rstar_math.executors import SafeArithExecutor
-from icml25.rstar_math.mcts import MCTS, MCTSConfig
-from icml25.rstar_math.sharded_search import sharded_search
-from icml25.rstar_math.steparith import StepArithGenerator
+from icml25.rstar_math.domain.bootstrap_solver import NoisyRuleSolver
+from icml25.rstar_math.domain.steparith import StepArithGenerator
+from icml25.rstar_math.execution.code_executors import SafeArithExecutor
+from icml25.rstar_math.search.mcts import MCTS, MCTSConfig
+from icml25.rstar_math.search.sharded_search import sharded_search
 
 POOL = StepArithGenerator(levels=(1, 2, 3), seed=0).sample(8)
 

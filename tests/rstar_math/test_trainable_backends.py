@@ -9,13 +9,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from icml25.rstar_math.bootstrap_solver import NoisyRuleSolver  # noqa: E402
-from icml25.rstar_math.executors import SafeArithExecutor  # noqa: E402
-from icml25.rstar_math.mcts import MCTS, MCTSConfig  # noqa: E402
-from icml25.rstar_math.self_evolution import RoundConfig, SelfEvolution  # noqa: E402
-from icml25.rstar_math.steparith import StepArithGenerator  # noqa: E402
-from icml25.rstar_math.tiny_policy import make_tiny_lm  # noqa: E402
-from icml25.rstar_math.trainable import BACKEND_METHODS, TinyGPTBackend, TrainableBackend, as_backend  # noqa: E402
+from icml25.rstar_math.domain.bootstrap_solver import NoisyRuleSolver  # noqa: E402
+from icml25.rstar_math.domain.steparith import StepArithGenerator  # noqa: E402
+from icml25.rstar_math.execution.code_executors import SafeArithExecutor  # noqa: E402
+from icml25.rstar_math.models.tiny_policy import make_tiny_lm  # noqa: E402
+from icml25.rstar_math.models.trainable import BACKEND_METHODS, TinyGPTBackend, TrainableBackend, as_backend  # noqa: E402
+from icml25.rstar_math.pipeline.self_evolution import RoundConfig, SelfEvolution  # noqa: E402
+from icml25.rstar_math.search.mcts import MCTS, MCTSConfig  # noqa: E402
 
 TRAIN = dict(sft_steps=20, ppm_steps=12, batch_size=8, ppm_batch_pairs=4, lr=1e-3)
 
@@ -44,10 +44,10 @@ def _old_round1(pool, base, rc):
     """Round 1 written out with the library pieces, as SelfEvolution did before the backends existed."""
     from dataclasses import replace
 
-    from icml25.rstar_math.extraction import extract_pairs, extract_sft
-    from icml25.rstar_math.process_preference_model import PPMModel, pair_accuracy, train_ppm
-    from icml25.rstar_math.sft import sft_examples, train_sft
-    from icml25.rstar_math.tiny_policy import clone_lm
+    from icml25.rstar_math.models.process_preference_model import PPMModel, pair_accuracy, train_ppm
+    from icml25.rstar_math.models.sft import sft_examples, train_sft
+    from icml25.rstar_math.models.tiny_policy import clone_lm
+    from icml25.rstar_math.pipeline.extraction import extract_pairs, extract_sft
 
     torch.manual_seed(0)
     cfg = replace(rc.mcts, seed=1, max_tokens=24)

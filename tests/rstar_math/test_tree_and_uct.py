@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from icml25.rstar_math.tree import (
+from icml25.rstar_math.search.tree import (
     NO_VALID_CHILD,
     Node,
     Tree,

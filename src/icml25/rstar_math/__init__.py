@@ -4,50 +4,50 @@ SFT and preference-pair extraction, and a process preference model (PPM), with a
 Search, extraction and the synthetic domain are pure Python; the neural parts (policy, PPM, training) need torch.
 """
 
-from .answer_check import AnswerChecker
-from .augment import augment_renamed, rename_entities
-from .beam_search import BeamSearchConfig, StepBeamSearch, finished_solutions
-from .benchmarks_data import gsm8k_code_steps, load_benchmark, load_gsm8k_annotated
-from .bootstrap_solver import ErrorRates, NoisyRuleSolver
-from .evaluation import Chain, evaluate, majority_vote, multi_run_mcts, sample_chains, top_k_vote
-from .executors import CodeExecutor, ExecResult, SafeArithExecutor, accumulated_code
-from .extraction import (
-                         PairRecord,
-                         SFTRecord,
-                         code_tokens,
-                         edit_distance,
-                         extract_pairs,
-                         extract_sft,
-                         filter_pairs,
-                         final_answer_pairs,
-                         rejection_sampled_sft,
-                         to_trl,
+from .domain.answer_check import AnswerChecker
+from .domain.augment import augment_renamed, rename_entities
+from .domain.benchmarks_data import gsm8k_code_steps, load_benchmark, load_gsm8k_annotated
+from .domain.bootstrap_solver import ErrorRates, NoisyRuleSolver
+from .domain.step_format import STOP_STRINGS, TAGS, Step, StepFormat, extract_boxed, parse_step
+from .domain.steparith import Problem, StepArithGenerator, step_is_consistent
+from .domain.word_tokenizer import WordTokenizer
+from .execution.code_executors import CodeExecutor, ExecResult, SafeArithExecutor, accumulated_code
+from .execution.sandbox import DEFAULT_ALLOWED_IMPORTS, SubprocessExecutor
+from .models.real_llm import HiddenStateValueHead, LMStepPolicy, run_eval
+from .models.trainable import TinyGPTBackend, TrainableBackend
+from .pipeline.evaluation import Chain, evaluate, majority_vote, multi_run_mcts, sample_chains, top_k_vote
+from .pipeline.extraction import (
+    PairRecord,
+    SFTRecord,
+    code_tokens,
+    edit_distance,
+    extract_pairs,
+    extract_sft,
+    filter_pairs,
+    final_answer_pairs,
+    rejection_sampled_sft,
+    to_trl,
 )
-from .mcts import MCTS, MCTSConfig
-from .policies import ConstantScorer, StepPolicy, StepScorer
-from .real_llm import HiddenStateValueHead, LMStepPolicy, run_eval
-from .sandbox import DEFAULT_ALLOWED_IMPORTS, SubprocessExecutor
-from .sharded_search import sharded_search
-from .step_format import STOP_STRINGS, TAGS, Step, StepFormat, extract_boxed, parse_step
-from .steparith import Problem, StepArithGenerator, step_is_consistent
-from .trainable import TinyGPTBackend, TrainableBackend
-from .tree import Node, Tree, check_invariants, select_child, uct_score, update, update_recursive
-from .word_tokenizer import WordTokenizer
+from .search.beam_search import BeamSearchConfig, StepBeamSearch, finished_solutions
+from .search.mcts import MCTS, MCTSConfig
+from .search.policies import ConstantScorer, StepPolicy, StepScorer
+from .search.sharded_search import sharded_search
+from .search.tree import Node, Tree, check_invariants, select_child, uct_score, update, update_recursive
 
 #: public names of the torch-backed modules, imported on first access (``import icml25.rstar_math`` needs only
 #: numpy; touching one of these names without torch raises the install hint)
 _LAZY = {
-    "pretrain_base": "base_model", "pretraining_corpus": "base_model",
-    "PPMModel": "process_preference_model", "pair_accuracy": "process_preference_model",
-    "ppm_pair_loss": "process_preference_model", "train_ppm": "process_preference_model",
-    "make_orm": "reward_model_ablations", "make_pqm": "reward_model_ablations",
-    "orm_targets": "reward_model_ablations", "pqm_targets": "reward_model_ablations",
-    "train_value_head": "reward_model_ablations",
-    "RoundConfig": "self_evolution", "SelfEvolution": "self_evolution", "TimeBudgetExceeded": "self_evolution",
-    "paper_rounds": "self_evolution", "repo_rounds": "self_evolution",
-    "sft_examples": "sft", "train_sft": "sft",
-    "LoRABackend": "lora_backend",
-    "TinyStepPolicy": "tiny_policy", "make_tiny_lm": "tiny_policy",
+    "pretrain_base": "models.base_model", "pretraining_corpus": "models.base_model",
+    "PPMModel": "models.process_preference_model", "pair_accuracy": "models.process_preference_model",
+    "ppm_pair_loss": "models.process_preference_model", "train_ppm": "models.process_preference_model",
+    "make_orm": "models.reward_model_ablations", "make_pqm": "models.reward_model_ablations",
+    "orm_targets": "models.reward_model_ablations", "pqm_targets": "models.reward_model_ablations",
+    "train_value_head": "models.reward_model_ablations",
+    "RoundConfig": "pipeline.self_evolution", "SelfEvolution": "pipeline.self_evolution", "TimeBudgetExceeded": "pipeline.self_evolution",
+    "paper_rounds": "pipeline.self_evolution", "repo_rounds": "pipeline.self_evolution",
+    "sft_examples": "models.sft", "train_sft": "models.sft",
+    "LoRABackend": "models.lora_backend",
+    "TinyStepPolicy": "models.tiny_policy", "make_tiny_lm": "models.tiny_policy",
 }
 
 

@@ -50,7 +50,7 @@ def plan(cfg: Any) -> Any:
     datasets = ["StepArith (generated)"]
     needs: dict[str, Any] = {"cpu_cores": 2, "ram_gb": 4.0, "disk_gb": 0.5}
     if cfg.bench:
-        from .benchmarks_data import BENCHMARK_FILES
+        from .domain.benchmarks_data import BENCHMARK_FILES
 
         sizes = {"math500": 500, "aime2024": 30, "gsm8k": 1319, "amc23": 40}
         n_problems = sum(min(sizes.get(b, 500), cfg.bench_limit or 10**9) for b in cfg.bench)

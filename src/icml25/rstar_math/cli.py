@@ -20,6 +20,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[0] != "eval":
         print(f"icml25 rstar-math: unknown command {argv[0]!r}\n{USAGE}", file=sys.stderr)
         return 2
-    from .real_llm import main as eval_main
+    from .models.real_llm import main as eval_main
 
     return eval_main(argv[1:])

@@ -1,6 +1,6 @@
 """Quick/full reproduction of rStar-Math on the synthetic StepArith domain (spec §6): the configuration, the
 registered reproduction and stub, and the order of the stages; the stages themselves and the claims are in
-:mod:`icml25.rstar_math._experiment`.
+:mod:`icml25.rstar_math.experiment.stages`.
 
 (a) search, Q-value annotation and data extraction with the noisy rule-based bootstrap solver; (b) the neural
 smoke run: a TinyGPT base model pretrained on problem text + sentence->code pairs, SFT on the extracted
@@ -102,7 +102,7 @@ class Config:
             raise ValueError(f"n_embd must be divisible by n_head, got n_embd={self.n_embd}, n_head={self.n_head}")
         if self.ablation_seeds > self.eval_seeds:
             raise ValueError(f"ablation_seeds must be <= eval_seeds ({self.eval_seeds}), got {self.ablation_seeds}")
-        from .benchmarks_data import BENCHMARK_FILES
+        from .domain.benchmarks_data import BENCHMARK_FILES
 
         if not isinstance(self.bench, (tuple, list)) or any(b not in BENCHMARK_FILES for b in self.bench):
             raise ValueError(f"bench must be a tuple of names among {sorted(BENCHMARK_FILES)}, got {self.bench!r}")
@@ -170,8 +170,8 @@ def reproduce_stub(scale: Scale, seed: int, out: Path, config: Config) -> Report
 
 
 def _run(scale: Scale, seed: int, out: Path, config: Config, baseline: bool) -> Report:
-    """The stages of :mod:`._experiment` in order, timed, then the report built from their results."""
-    from . import _experiment as ex
+    """The stages of :mod:`.experiment.stages` in order, timed, then the report built from their results."""
+    from .experiment import stages as ex
 
     report = Report(slug="rstar_math", title="rStar-Math (Guan et al., ICML 2025)")
     t0 = time.perf_counter()

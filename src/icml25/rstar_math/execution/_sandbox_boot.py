@@ -1,6 +1,6 @@
 """Bootstrap of one sandboxed execution (run as ``python -I -c <this file> <config-json>``, code on stdin).
 
-Standard library only: this file is not imported by the package; :mod:`icml25.rstar_math.sandbox` passes its
+Standard library only: this file is not imported by the package; :mod:`icml25.rstar_math.execution.sandbox` passes its
 text to a fresh interpreter. Before any user code runs, the process
 
 1. (``ns``) enters new mount, network, PID, IPC and UTS namespaces (plus a user namespace when not root), forks

@@ -1,6 +1,6 @@
 """A pretrained transformers policy for self-evolution, fine-tuned with LoRA adapters (``peft``).
 
-:class:`LoRABackend` implements :class:`~icml25.rstar_math.trainable.TrainableBackend` over an
+:class:`LoRABackend` implements :class:`~icml25.rstar_math.models.trainable.TrainableBackend` over an
 :class:`icml25.llm.HFModel` (e.g. ``load_model("pretrained:smollm2-135m-instruct")``). The backend holds one frozen
 copy of the base weights; every policy and PPM is a LoRA adapter on it (``set_adapter`` switches between them), so
 a round costs adapter-sized memory and files, never a model copy:
@@ -9,7 +9,7 @@ a round costs adapter-sized memory and files, never a model copy:
   tokens (prompt and ``<output>...<end_of_output>`` executor-output tokens masked) and the end-of-sequence token;
 - the PPM (spec §2.8) is a copy of the policy's adapter plus ``dropout -> Linear(hidden, 1)`` on the final hidden
   state at the last token of ``prefix ⊕ step``; adapter and head train with the pairwise Bradley-Terry loss of
-  Eq. 4 (:func:`~icml25.rstar_math.process_preference_model.ppm_pair_loss`); the search score is ``tanh(h / 5)``;
+  Eq. 4 (:func:`~icml25.rstar_math.models.process_preference_model.ppm_pair_loss`); the search score is ``tanh(h / 5)``;
 - a saved policy is ``adapter_config.json`` + ``adapter_model.safetensors`` (the ``peft`` layout,
   ``PeftModel.from_pretrained(base, dir)`` reads it) + ``lora_backend.json`` naming the base; a PPM adds
   ``value_head.bin`` with the official key names.
@@ -30,8 +30,8 @@ from torch import nn
 
 from icml25.core.optional import require
 
+from ..domain.step_format import OUTPUT
 from .sft import split_outputs
-from .step_format import OUTPUT
 
 __all__ = ["LoRABackend", "LoRAPolicy", "LoRAPPM"]
 
@@ -284,7 +284,7 @@ class LoRABackend:
         return LoRAPolicy(self, self._new_adapter("policy"))
 
     def step_policy(self, policy: LoRAPolicy) -> Any:
-        """:class:`~icml25.rstar_math.real_llm.LMStepPolicy` over ``policy`` (raw text steps + stop string)."""
+        """:class:`~icml25.rstar_math.models.real_llm.LMStepPolicy` over ``policy`` (raw text steps + stop string)."""
         from .real_llm import LMStepPolicy
 
         return LMStepPolicy(self._own(policy, LoRAPolicy, "policy"))
@@ -316,7 +316,7 @@ class LoRABackend:
         ``<output>`` tokens masked), AdamW with warm-up + cosine decay; returns the per-step loss."""
         from icml25.llm.training import LengthBuckets, train_loop
 
-        from ._checks import check_training
+        from .._checks import check_training
 
         self._own(policy, LoRAPolicy, "policy")
         if not isinstance(examples, Sequence) or not examples:
@@ -372,7 +372,7 @@ class LoRABackend:
                          weight_decay=self.weight_decay, grad_clip=self.grad_clip, loss=loss, seed=seed)
 
     def pair_accuracy(self, ppm: LoRAPPM, pairs: Sequence) -> float:
-        """:func:`~icml25.rstar_math.process_preference_model.pair_accuracy` of ``ppm``."""
+        """:func:`~icml25.rstar_math.models.process_preference_model.pair_accuracy` of ``ppm``."""
         from .process_preference_model import pair_accuracy
 
         return pair_accuracy(self._own(ppm, LoRAPPM, "ppm"), pairs)
@@ -386,7 +386,7 @@ class LoRABackend:
     def _save_adapter(self, name: str, directory: Any) -> Path:
         from safetensors.torch import save_file
 
-        from ._checks import check_path
+        from .._checks import check_path
 
         d = Path(check_path(directory, "directory"))
         d.mkdir(parents=True, exist_ok=True)
@@ -398,7 +398,7 @@ class LoRABackend:
     def _load_adapter(self, directory: Any, kind: str) -> tuple[str, Path]:
         from safetensors.torch import load_file
 
-        from ._checks import check_path
+        from .._checks import check_path
 
         d = Path(check_path(directory, "directory"))
         for f in (_WEIGHTS, "adapter_config.json", _META):

@@ -13,13 +13,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .answer_check import AnswerChecker
-from .beam_search import BeamSearchConfig, StepBeamSearch
-from .executors import CodeExecutor
-from .mcts import MCTS, MCTSConfig, as_problem_list
-from .policies import StepPolicy, StepScorer
-from .step_format import StepFormat
-from .tree import Tree
+from ..domain.answer_check import AnswerChecker
+from ..domain.step_format import StepFormat
+from ..execution.code_executors import CodeExecutor
+from ..search.beam_search import BeamSearchConfig, StepBeamSearch
+from ..search.mcts import MCTS, MCTSConfig, as_problem_list
+from ..search.policies import StepPolicy, StepScorer
+from ..search.tree import Tree
 
 __all__ = ["Chain", "sample_chains", "evaluate", "majority_vote", "top_k_vote", "multi_run_mcts"]
 

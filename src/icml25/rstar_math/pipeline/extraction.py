@@ -13,8 +13,8 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from .step_format import OUTPUT, TAGS, StepFormat
-from .tree import Node, Tree
+from ..domain.step_format import OUTPUT, TAGS, StepFormat
+from ..search.tree import Node, Tree
 
 __all__ = ["SFTRecord", "PairRecord", "extract_sft", "extract_pairs", "filter_pairs", "final_answer_pairs",
            "edit_distance", "to_trl", "descendant_counts", "code_tokens", "EDIT_UNITS", "rejection_sampled_sft"]
@@ -245,7 +245,7 @@ def code_tokens(step: str) -> list[str]:
     >>> code_tokens(" # Bob has 3 more than Ann \\n Bob = Ann + 3 <end_of_step>")
     ['Bob', '=', 'Ann', '+', '3']
     """
-    from ._checks import check_text
+    from .._checks import check_text
 
     check_text(step, "step", allow_empty=True)
     tags = set(TAGS)
@@ -268,7 +268,7 @@ def edit_distance(a: str | Sequence[str], b: str | Sequence[str], cap: int | Non
     """
     from icml25.core.validation import check_int
 
-    from ._checks import check_text
+    from .._checks import check_text
 
     if isinstance(a, str) or isinstance(b, str):
         check_text(a, "a", allow_empty=True)
@@ -334,8 +334,8 @@ def rejection_sampled_sft(policy, executor, problems, n_target: int, samples: in
 
     from icml25.core.validation import check_int
 
+    from ..search.mcts import as_problem_list
     from .evaluation import sample_chains
-    from .mcts import as_problem_list
 
     n_target = check_int(n_target, "n_target", low=1)
     samples = check_int(samples, "samples", low=1)

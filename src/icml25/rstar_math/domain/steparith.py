@@ -91,7 +91,7 @@ class Problem:
     def __post_init__(self) -> None:
         from icml25.core.validation import check_int
 
-        from ._checks import check_text
+        from .._checks import check_text
 
         check_text(self.question, "question")
         check_text(self.answer, "answer")
@@ -341,7 +341,7 @@ def step_is_consistent(problem: Problem, partial: str, step: str) -> bool:
     its true value (``t`` variables: the value of some unnamed intermediate), and a print prints the answer; an
     answer step is consistent when its answer equals the gold answer.
     """
-    from .executors import SafeArithExecutor
+    from ..execution.code_executors import SafeArithExecutor
     from .step_format import OUTPUT, extract_boxed
 
     fmt = StepFormat()
@@ -367,7 +367,7 @@ def step_is_consistent(problem: Problem, partial: str, step: str) -> bool:
 
 
 def _assigned_values(code: str) -> dict[str, int]:
-    from .executors import SafeArithExecutor
+    from ..execution.code_executors import SafeArithExecutor
 
     ex = SafeArithExecutor(allow_float=False)
     names = []

@@ -16,9 +16,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..domain.step_format import StepFormat
+from ..search.tree import Tree
 from .process_preference_model import PPMModel
-from .step_format import StepFormat
-from .tree import Tree
 
 __all__ = ["pqm_targets", "orm_targets", "train_value_head", "make_pqm", "make_orm"]
 
@@ -64,7 +64,7 @@ def train_value_head(model: PPMModel, data: Sequence[tuple[str, str, float]], ki
         raise ValueError(f"kind must be 'pqm' or 'orm', got {kind!r}")
     if not data:
         raise ValueError("data must be non-empty")
-    from ._checks import check_training
+    from .._checks import check_training
 
     check_training(steps, batch_size, lr, warmup, weight_decay)
     targets = np.array([d[2] for d in data], dtype=float)

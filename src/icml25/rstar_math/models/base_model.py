@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..domain.steparith import Problem, step_text
 from .sft import masked_lm_train
-from .steparith import Problem, step_text
 
 __all__ = ["pretraining_corpus", "pretrain_base"]
 
@@ -38,7 +38,7 @@ def pretrain_base(lm, problems: list[Problem], steps: int = 300, batch_size: int
     ``in_context`` pairs if asked); returns losses."""
     if not problems:
         raise ValueError("problems must be non-empty")
-    from ._checks import check_training
+    from .._checks import check_training
 
     check_training(steps, batch_size, lr, warmup)
     tok = lm.tokenizer

@@ -42,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .executors import ExecResult
+from .code_executors import ExecResult
 
 __all__ = ["SubprocessExecutor", "SandboxResult", "SandboxSupport", "SandboxWarning",
            "SandboxUnavailableError", "sandbox_support", "DEFAULT_ALLOWED_IMPORTS"]

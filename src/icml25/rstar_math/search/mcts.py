@@ -14,29 +14,19 @@ Failure terminals (too many code errors, too deep, unparsable) get ``-1`` on the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from .answer_check import AnswerChecker
-from .executors import CodeExecutor, ExecResult, accumulated_code
+from ..domain.answer_check import AnswerChecker
+from ..domain.step_format import StepFormat
+from ..execution.code_executors import CodeExecutor
+from .expansion import StepExpander, dedupe_candidates
 from .policies import StepPolicy, StepScorer
-from .sandbox import SandboxUnavailableError
-from .step_format import END_ANSWER, END_CODE, END_OUTPUT, StepFormat
-from .tree import (
-    NO_VALID_CHILD,
-    TOO_MANY_CODE_ERRORS,
-    TOO_MANY_STEPS,
-    Node,
-    Tree,
-    select_child,
-    update,
-    update_recursive,
-)
+from .tree import Node, Tree, select_child, update, update_recursive
 
-__all__ = ["MCTSConfig", "MCTS", "as_problem_list"]
+__all__ = ["MCTSConfig", "MCTS", "as_problem_list", "dedupe_candidates"]
 
 _MODES = ("terminal", "ppm_init", "inference")
 
@@ -174,6 +164,13 @@ class MCTS:
         self.policy_calls = 0
         self.wave = 0
 
+    @property
+    def expander(self) -> StepExpander:
+        """The :class:`StepExpander` of the current executor, checker, format and config (built on each access)."""
+        cfg = self.config
+        return StepExpander(self.executor, self.checker, self.fmt, errors_threshold=cfg.errors_threshold,
+                            max_depth=cfg.max_depth)
+
     # -- public API -----------------------------------------------------------------------------------------
     def search(self, problems: Any = None, trees: list[Tree] | None = None,
                rollouts: int | None = None) -> list[Tree]:
@@ -249,16 +246,17 @@ class MCTS:
         answers_inference: list[tuple[str, Node]] = []
         created: list[tuple[str, Node]] = []
         to_run: list[tuple[Node, str, bool]] = []
+        expander = self.expander
         for (tree, node), prompt, cands in zip(batch, prompts, samples):
             tree.meta["generated_steps"] = tree.meta.get("generated_steps", 0) + len(cands)
             for text in dedupe_candidates(cands):
-                child, job = self._make_child(tree, node, text)
+                child, job = expander.make_child(tree, node, text)
                 created.append((prompt, child))
                 if job is not None:
                     to_run.append((child, *job))
         # one wave's step programs run together (a sandbox pool when the executor has ``run_many``)
-        for (child, _, closes_code), res in zip(to_run, self._execute([code for _, code, _ in to_run])):
-            self._finish_child(child, res, closes_code)
+        for (child, _, closes_code), res in zip(to_run, expander.execute([code for _, code, _ in to_run])):
+            expander.finish_child(child, res, closes_code)
         for prompt, child in created:
             if child.reason is not None:
                 update(child, -1.0)  # failure terminals: -1 on themselves only
@@ -283,78 +281,6 @@ class MCTS:
                 else:
                     update(child, float(s))
                     child.n_local += 1
-
-    def _make_child(self, tree: Tree, parent: Node, text: str) -> tuple[Node, tuple[str, bool] | None]:
-        """New child of ``parent``; for a code step also the program to run and whether it closes the block."""
-        child = Node(text=text, parent=parent, depth=parent.depth + 1)
-        parent.children.append(child)
-        step = self.fmt.parse(text)
-        if step.kind == "invalid":
-            child.terminal, child.reason = True, NO_VALID_CHILD
-            return child, None
-        if step.kind == "answer":
-            child.terminal, child.answer = True, step.answer
-            if tree.gold is not None:
-                child.correct = self.checker.equivalent(step.answer, tree.gold)
-            return child, None
-        child.code = step.code
-        child.closes_block = END_CODE in text or END_OUTPUT in text
-        path = child.path()
-        code = accumulated_code([(n.code, (END_CODE in n.text or END_OUTPUT in n.text), n.timed_out)
-                                 for n in path])
-        return child, (code, step.closes_code)
-
-    def _execute(self, codes: list[str]) -> list[ExecResult]:
-        """Run one wave's programs: ``executor.run_many`` when it exists (a pool), else ``run`` one by one.
-
-        An executor failure becomes that step's error result, never a crash.
-        """
-        run_many = getattr(self.executor, "run_many", None)
-        if callable(run_many) and len(codes) > 1:
-            try:
-                res = list(run_many(codes))
-                if len(res) == len(codes):
-                    return res
-            except SandboxUnavailableError:
-                raise  # a strict sandbox refusing to run stops the search instead of failing every step
-            except Exception:  # noqa: BLE001 - fall back to one-by-one, where each failure is its own
-                pass
-        out = []
-        for code in codes:
-            try:
-                out.append(self.executor.run(code))
-            except SandboxUnavailableError:
-                raise
-            except Exception as e:  # noqa: BLE001 - an executor failure is a failed step, never a crash
-                out.append(ExecResult(error=f"{type(e).__name__}: {e}"))
-        return out
-
-    def _finish_child(self, child: Node, res: ExecResult, closes_code: bool) -> None:
-        """Attach an execution result to a code-step child and apply the failure-terminal rules."""
-        cfg, parent = self.config, child.parent
-        child.observation, child.timed_out = res.observation, res.timed_out
-        if closes_code:
-            child.text = child.text + self.fmt.output_block(res.observation)
-        child.errors = parent.errors + 1 if res.is_error else 0
-        if child.errors >= cfg.errors_threshold:
-            child.terminal, child.reason = True, TOO_MANY_CODE_ERRORS
-        elif child.depth >= cfg.max_depth:
-            child.terminal, child.reason = True, TOO_MANY_STEPS
-
-
-def dedupe_candidates(cands: Sequence[str]) -> list[str]:
-    """Exact-text de-duplication; only the first sample that stopped on ``<end_of_answer>`` is kept."""
-    seen, out, has_answer = set(), [], False
-    for c in cands:
-        if c in seen:
-            continue
-        seen.add(c)
-        if c.rstrip().endswith(END_ANSWER):
-            if has_answer:
-                continue
-            has_answer = True
-        out.append(c)
-    return out
 
 
 def best_answer(tree: Tree) -> str | None:

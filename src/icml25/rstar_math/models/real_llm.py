@@ -23,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .benchmarks_data import BENCHMARK_FILES, load_benchmark
-from .evaluation import evaluate
-from .mcts import MCTSConfig
-from .sandbox import SubprocessExecutor
-from .step_format import StepFormat
+from ..domain.benchmarks_data import BENCHMARK_FILES, load_benchmark
+from ..domain.step_format import StepFormat
+from ..execution.sandbox import SubprocessExecutor
+from ..pipeline.evaluation import evaluate
+from ..search.mcts import MCTSConfig
 
 __all__ = ["LMStepPolicy", "HiddenStateValueHead", "ppm_parts", "run_eval", "main"]
 
@@ -49,7 +49,7 @@ class LMStepPolicy:
                      stop: Sequence[str] | None = None, max_tokens: int = 256,
                      seed: int | None = None) -> list[list[str]]:
         """``n`` steps per prompt."""
-        from ._checks import check_sampling
+        from .._checks import check_sampling
 
         n, temperature, max_tokens = check_sampling(n, temperature, max_tokens)
         self.calls += 1
@@ -127,7 +127,7 @@ def run_eval(data: str, policy: str, ppm_head: str | None = None, ppm_model: str
     from icml25.core.validation import check_int, check_positive
     from icml25.llm import load_model
 
-    from ._checks import check_text
+    from .._checks import check_text
 
     check_text(data, "data")
     check_text(policy, "policy")
@@ -166,7 +166,7 @@ def run_eval(data: str, policy: str, ppm_head: str | None = None, ppm_model: str
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point (see the module docstring)."""
-    ap = argparse.ArgumentParser(prog="python -m icml25.rstar_math.real_llm",
+    ap = argparse.ArgumentParser(prog="python -m icml25.rstar_math.models.real_llm",
                                  description="Evaluate an rStar-Math policy (+PPM) on a benchmark file.")
     ap.add_argument("--data", required=True, choices=sorted(BENCHMARK_FILES))
     ap.add_argument("--data-path", default=None, help="local file in the official eval format")

@@ -4,7 +4,7 @@ A cheaper alternative to MCTS+PPM at inference. Per problem the search keeps up 
 trajectories (*beams*), starting from the question. At each depth:
 
 1. every live beam is expanded with ``n`` candidate next steps from the policy; code steps are parsed and executed
-   exactly as in :class:`~icml25.rstar_math.mcts.MCTS` (same failure terminals: invalid step, too many code
+   exactly as in :class:`~icml25.rstar_math.search.mcts.MCTS` (same failure terminals: invalid step, too many code
    errors, too deep);
 2. every new valid candidate gets its PPM score ``r_θ(x ⊕ s_1 ⊕ ... ⊕ s_d) ∈ [-1, 1]``;
 3. the valid candidates of the problem (failure terminals are dropped) are sorted by score, descending and stable
@@ -16,7 +16,7 @@ The search stops when no live beam remains or the width reaches 0. The answer is
 highest score (ties: the first one found). All problems' beams of one depth go to the policy in ONE call and all
 their new candidates to the scorer in one call (the lock-step batching of the MCTS waves).
 
-Every problem's result is a :class:`~icml25.rstar_math.tree.Tree`: every scored candidate is a child node with
+Every problem's result is a :class:`~icml25.rstar_math.search.tree.Tree`: every scored candidate is a child node with
 ``N = 1, W = Q = score`` (failure terminals ``N = 1, W = -1``, as in the MCTS), so the tree tooling
 (``to_json``, ``check_invariants``, ``solved``) works unchanged. ``tree.meta`` holds the beam-search record:
 ``answer`` and ``score`` (None when nothing finished), ``finished`` (``{"tag", "answer", "score", "depth"}`` in
@@ -31,11 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from .answer_check import AnswerChecker
-from .executors import CodeExecutor
-from .mcts import MCTS, MCTSConfig, as_problem_list, dedupe_candidates
+from ..domain.answer_check import AnswerChecker
+from ..domain.step_format import StepFormat
+from ..execution.code_executors import CodeExecutor
+from .expansion import StepExpander, dedupe_candidates
+from .mcts import MCTSConfig, as_problem_list
 from .policies import StepPolicy, StepScorer
-from .step_format import StepFormat
 from .tree import Node, Tree, update
 
 __all__ = ["BeamSearchConfig", "StepBeamSearch", "finished_solutions"]
@@ -124,7 +125,7 @@ class StepBeamSearch:
     Examples
     --------
     >>> from icml25.rstar_math import NoisyRuleSolver, SafeArithExecutor, StepArithGenerator
-    >>> from icml25.rstar_math.steparith import step_is_consistent
+    >>> from icml25.rstar_math.domain.steparith import step_is_consistent
     >>> probs = StepArithGenerator(levels=(1,), seed=0).sample(2)
     >>> class Oracle:  # +1 for steps consistent with the ground truth, -1 otherwise
     ...     def score(self, prefixes, steps):
@@ -149,11 +150,14 @@ class StepBeamSearch:
         if scorer is None or not callable(getattr(scorer, "score", None)):
             raise TypeError("scorer must implement score(prefixes, steps) -> scores in [-1, 1] (the PPM); "
                             f"got {type(scorer).__name__}")
+        if not hasattr(policy, "sample_steps"):
+            raise TypeError("policy must implement sample_steps(prompts, n, temperature, stop, max_tokens, seed)")
         self.config = config or BeamSearchConfig()
         self.fmt = fmt or StepFormat()
         self.checker = checker or AnswerChecker()
-        # the step machinery (parsing, execution, failure terminals) is the MCTS's, with the same settings
-        self._steps = MCTS(policy, executor, self.checker, scorer, self.config.step_config(), self.fmt)
+        # the step machinery (parsing, execution, failure terminals) is the MCTS's StepExpander, same settings
+        self.expander = StepExpander(executor, self.checker, self.fmt, errors_threshold=self.config.errors_threshold,
+                                     max_depth=self.config.max_depth)
         self.policy, self.executor, self.scorer = policy, executor, scorer
         self.policy_calls = 0
         self.scorer_calls = 0
@@ -201,7 +205,7 @@ class StepBeamSearch:
                           depth: int) -> dict[int, list[Node]]:
         """Expand every live beam of ``batch`` (one policy call), execute, score the valid candidates (one scorer
         call); returns per problem its valid candidates in creation order (beam order, then sample order)."""
-        cfg, fmt, steps = self.config, self.fmt, self._steps
+        cfg, fmt, steps = self.config, self.fmt, self.expander
         prompts = [fmt.prompt(trees[i].question) + "".join(n.text for n in node.path()) for i, node in batch]
         self.policy_calls += 1
         samples = self.policy.sample_steps(prompts, n=cfg.n_candidates, temperature=cfg.temperature,
@@ -217,13 +221,13 @@ class StepBeamSearch:
                 raise RuntimeError("policy must return, per prompt, a list of step strings")
             trees[i].meta["generated_steps"] += len(texts)
             for text in dedupe_candidates(texts):
-                child, job = steps._make_child(trees[i], node, text)
+                child, job = steps.make_child(trees[i], node, text)
                 created.append((i, prompt, child))
                 if job is not None:
                     to_run.append((child, *job))
         # all code of the depth runs together (a sandbox pool when the executor has ``run_many``)
-        for (child, _, closes_code), res in zip(to_run, steps._execute([code for _, code, _ in to_run])):
-            steps._finish_child(child, res, closes_code)
+        for (child, _, closes_code), res in zip(to_run, steps.execute([code for _, code, _ in to_run])):
+            steps.finish_child(child, res, closes_code)
         valid = []
         for i, prompt, child in created:
             if child.reason is not None:  # failure terminal: -1 on itself, dropped from the beams

@@ -1,12 +1,12 @@
 """Trainable policy backends of self-evolution (spec §2.9-§2.10, §7): everything model-specific that
-:class:`~icml25.rstar_math.self_evolution.SelfEvolution` does, behind one protocol.
+:class:`~icml25.rstar_math.pipeline.self_evolution.SelfEvolution` does, behind one protocol.
 
 A round needs a fresh policy made from the base weights, SFT of it on ``(prompt, response)`` examples, the
-policy as a :class:`~icml25.rstar_math.policies.StepPolicy` for the next round's search, a PPM built from the
-policy (its trunk plus a scalar value head) and trained on :class:`~icml25.rstar_math.extraction.PairRecord`
+policy as a :class:`~icml25.rstar_math.search.policies.StepPolicy` for the next round's search, a PPM built from the
+policy (its trunk plus a scalar value head) and trained on :class:`~icml25.rstar_math.pipeline.extraction.PairRecord`
 preference pairs, and save/load of the round's policy and PPM. :class:`TinyGPTBackend` does this for the
 from-scratch :class:`icml25.llm.TinyGPT` of the CPU reproduction (deep copy, full fine-tuning);
-:class:`~icml25.rstar_math.lora_backend.LoRABackend` for a pretrained transformers model with LoRA adapters.
+:class:`~icml25.rstar_math.models.lora_backend.LoRABackend` for a pretrained transformers model with LoRA adapters.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from .policies import StepPolicy, StepScorer
+from ..search.policies import StepPolicy, StepScorer
 
 __all__ = ["TrainableBackend", "TinyGPTBackend", "as_backend", "BACKEND_METHODS"]
 
@@ -26,10 +26,10 @@ BACKEND_METHODS = ("fresh_policy", "train_policy", "step_policy", "make_ppm", "t
 
 @runtime_checkable
 class TrainableBackend(Protocol):
-    """What :class:`~icml25.rstar_math.self_evolution.SelfEvolution` needs of a policy model family.
+    """What :class:`~icml25.rstar_math.pipeline.self_evolution.SelfEvolution` needs of a policy model family.
 
     ``policy`` and ``ppm`` are the backend's own model objects (a TinyGPT and a
-    :class:`~icml25.rstar_math.process_preference_model.PPMModel` for :class:`TinyGPTBackend`); the search only
+    :class:`~icml25.rstar_math.models.process_preference_model.PPMModel` for :class:`TinyGPTBackend`); the search only
     sees them through :meth:`step_policy` and the PPM's ``score`` (the :class:`StepScorer` protocol).
     """
 
@@ -86,7 +86,7 @@ def as_backend(base: Any) -> TrainableBackend:
         missing = [m for m in BACKEND_METHODS if m not in present]
         raise TypeError(f"base_lm {type(base).__name__} looks like a trainable backend but lacks "
                         f"{', '.join(missing)}; a backend implements {', '.join(BACKEND_METHODS)} "
-                        "(see icml25.rstar_math.trainable.TrainableBackend)")
+                        "(see icml25.rstar_math.models.trainable.TrainableBackend)")
     if _is_tiny_gpt(base):
         return TinyGPTBackend(base)
     if hasattr(base, "model") and hasattr(base, "hidden_states"):
@@ -104,10 +104,10 @@ def _is_tiny_gpt(lm: Any) -> bool:
 class TinyGPTBackend:
     """The backend of the CPU reproduction: a from-scratch :class:`icml25.llm.TinyGPT`, fully fine-tuned.
 
-    A fresh policy is a deep copy of ``base_lm``; SFT is :func:`~icml25.rstar_math.sft.train_sft`; the step
-    policy is :class:`~icml25.rstar_math.tiny_policy.TinyStepPolicy`; the PPM is
-    :meth:`PPMModel.from_policy <icml25.rstar_math.process_preference_model.PPMModel.from_policy>` trained by
-    :func:`~icml25.rstar_math.process_preference_model.train_ppm`; a policy is saved as a ``TinyGPT.save`` folder
+    A fresh policy is a deep copy of ``base_lm``; SFT is :func:`~icml25.rstar_math.models.sft.train_sft`; the step
+    policy is :class:`~icml25.rstar_math.models.tiny_policy.TinyStepPolicy`; the PPM is
+    :meth:`PPMModel.from_policy <icml25.rstar_math.models.process_preference_model.PPMModel.from_policy>` trained by
+    :func:`~icml25.rstar_math.models.process_preference_model.train_ppm`; a policy is saved as a ``TinyGPT.save`` folder
     and a PPM with :meth:`PPMModel.save` (``trunk.pt`` + ``value_head.bin``).
 
     Parameters
@@ -139,13 +139,13 @@ class TinyGPTBackend:
 
     def train_policy(self, policy: Any, examples: Sequence[tuple[str, str]], steps: int, batch_size: int,
                      lr: float, seed: int = 0) -> list[float]:
-        """:func:`~icml25.rstar_math.sft.train_sft` (prompt and executor-output tokens masked)."""
+        """:func:`~icml25.rstar_math.models.sft.train_sft` (prompt and executor-output tokens masked)."""
         from .sft import train_sft
 
         return train_sft(policy, examples, steps=steps, batch_size=batch_size, lr=lr, seed=seed)
 
     def step_policy(self, policy: Any) -> StepPolicy:
-        """:class:`~icml25.rstar_math.tiny_policy.TinyStepPolicy` over ``policy``."""
+        """:class:`~icml25.rstar_math.models.tiny_policy.TinyStepPolicy` over ``policy``."""
         from .tiny_policy import TinyStepPolicy
 
         return TinyStepPolicy(policy)
@@ -158,13 +158,13 @@ class TinyGPTBackend:
 
     def train_ppm(self, ppm: Any, pairs: Sequence, steps: int, batch_size: int, lr: float, loss: str = "paper",
                   seed: int = 0) -> list[float]:
-        """:func:`~icml25.rstar_math.process_preference_model.train_ppm`."""
+        """:func:`~icml25.rstar_math.models.process_preference_model.train_ppm`."""
         from .process_preference_model import train_ppm
 
         return train_ppm(ppm, pairs, steps=steps, batch_size=batch_size, lr=lr, loss=loss, seed=seed)
 
     def pair_accuracy(self, ppm: Any, pairs: Sequence) -> float:
-        """:func:`~icml25.rstar_math.process_preference_model.pair_accuracy`."""
+        """:func:`~icml25.rstar_math.models.process_preference_model.pair_accuracy`."""
         from .process_preference_model import pair_accuracy
 
         return pair_accuracy(ppm, pairs)
@@ -181,13 +181,13 @@ class TinyGPTBackend:
 
     def save_ppm(self, ppm: Any, directory: str | Path) -> Path:
         """``ppm.save(directory)`` (``trunk.pt``, ``value_head.bin``, ``ppm.json``)."""
-        from ._checks import check_path
+        from .._checks import check_path
 
         return ppm.save(Path(check_path(directory, "directory")))
 
     def load_ppm(self, directory: str | Path, policy: Any) -> Any:
         """A PPM of ``policy``'s shape with the weights of ``directory``, in eval mode."""
-        from ._checks import check_path
+        from .._checks import check_path
 
         ppm = self.make_ppm(policy)
         ppm.load_weights(Path(check_path(directory, "directory")))

@@ -3,7 +3,7 @@
 It reads the problem through the generator's own structure (it is given the problems it may be asked about and
 looks each up by question text), reconstructs what the partial solution already defined, and proposes a next
 step with controlled error rates: wrong operand, wrong operation, distractor use, premature print, undefined
-name. Rates grow with the level. It implements the :class:`~icml25.rstar_math.policies.StepPolicy` protocol.
+name. Rates grow with the level. It implements the :class:`~icml25.rstar_math.search.policies.StepPolicy` protocol.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class NoisyRuleSolver:
                      stop: Sequence[str] | None = None, max_tokens: int = 64,
                      seed: int | None = None) -> list[list[str]]:
         """``n`` candidate next steps for each prompt (question prompt + partial solution)."""
-        from ._checks import check_sampling
+        from .._checks import check_sampling
 
         n, temperature, max_tokens = check_sampling(n, temperature, max_tokens)
         self.calls += 1

@@ -31,17 +31,17 @@ import numpy as np
 from icml25.core import Report, Scale
 from icml25.core.stats import bootstrap_ci
 
-from .bootstrap_solver import NoisyRuleSolver
-from .evaluation import evaluate, sample_chains
-from .executors import SafeArithExecutor
-from .extraction import extract_pairs, extract_sft, rejection_sampled_sft
-from .mcts import MCTS, MCTSConfig
-from .step_format import StepFormat, extract_boxed
-from .steparith import StepArithGenerator, step_is_consistent
-from .tree import FAILURE_REASONS, Tree, check_invariants
+from ..domain.bootstrap_solver import NoisyRuleSolver
+from ..domain.step_format import StepFormat, extract_boxed
+from ..domain.steparith import StepArithGenerator, step_is_consistent
+from ..execution.code_executors import SafeArithExecutor
+from ..pipeline.evaluation import evaluate, sample_chains
+from ..pipeline.extraction import extract_pairs, extract_sft, rejection_sampled_sft
+from ..search.mcts import MCTS, MCTSConfig
+from ..search.tree import FAILURE_REASONS, Tree, check_invariants
 
 if TYPE_CHECKING:
-    from .reproduce import Config
+    from ..reproduce import Config
 
 #: Table 2 of the paper: MCTS coverage of the training pool in round 1 (drawn as a reference line)
 PAPER_ROUND1_COVERAGE = 60.17
@@ -166,10 +166,10 @@ def run_neural(cfg, seed: int, eng: dict, baseline: bool = False, workdir: Path 
     """
     if workdir is not None and (workdir / "round_1" / "neural.json").is_file():
         return _load_neural(workdir)
-    from .base_model import pretrain_base
-    from .process_preference_model import PPMModel, pair_accuracy, train_ppm
-    from .sft import train_sft
-    from .tiny_policy import TinyStepPolicy, clone_lm, make_tiny_lm
+    from ..models.base_model import pretrain_base
+    from ..models.process_preference_model import PPMModel, pair_accuracy, train_ppm
+    from ..models.sft import train_sft
+    from ..models.tiny_policy import TinyStepPolicy, clone_lm, make_tiny_lm
 
     fmt = StepFormat()
     ex = SafeArithExecutor(allow_float=False)
@@ -234,7 +234,7 @@ def _load_neural(workdir: Path) -> dict:
     """Round 1's neural part as a previous run saved it (models and measurements)."""
     from icml25.llm import TinyGPT
 
-    from .process_preference_model import PPMModel
+    from ..models.process_preference_model import PPMModel
 
     neu = json.loads((workdir / "round_1" / "neural.json").read_text())
     neu["base"] = TinyGPT.load(workdir / "base")
@@ -247,8 +247,8 @@ def _load_neural(workdir: Path) -> dict:
 
 def sft_data(cfg, records, fmt: StepFormat, seed: int) -> list[tuple[str, str]]:
     """SFT examples of a round: the verified trajectories plus ``cfg.rename_copies`` entity-renamed copies."""
-    from .augment import augment_renamed
-    from .sft import sft_examples
+    from ..domain.augment import augment_renamed
+    from ..models.sft import sft_examples
 
     return augment_renamed(sft_examples(records, fmt), cfg.rename_copies, seed=seed)
 
@@ -257,7 +257,7 @@ def sft_data(cfg, records, fmt: StepFormat, seed: int) -> list[tuple[str, str]]:
 def round_configs(cfg) -> list:
     """Rounds of the reproduction (``RoundConfig`` each): r1 bootstrap terminal-guided, r2 SLM terminal-guided,
     r3+ PPM-augmented."""
-    from .self_evolution import RoundConfig
+    from ..pipeline.self_evolution import RoundConfig
 
     train = dict(sft_steps=cfg.sft_steps, ppm_steps=cfg.ppm_steps, batch_size=cfg.batch_size,
                  ppm_batch_pairs=cfg.ppm_batch_pairs, lr=cfg.lr, ppm_loss=cfg.ppm_loss, pair_min_edit=cfg.pair_min_edit,
@@ -305,9 +305,9 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
     the reproduction's budget) raises :class:`TimeBudgetExceeded` before a stage that would start after it ran
     out; the rounds finished so far stay in ``workdir``.
     """
-    from .process_preference_model import pair_accuracy
-    from .self_evolution import SelfEvolution, TimeBudgetExceeded
-    from .tiny_policy import TinyStepPolicy
+    from ..models.process_preference_model import pair_accuracy
+    from ..models.tiny_policy import TinyStepPolicy
+    from ..pipeline.self_evolution import SelfEvolution, TimeBudgetExceeded
 
     fmt = StepFormat()
     ex = SafeArithExecutor(allow_float=False)
@@ -398,8 +398,8 @@ def reward_model_ablation(cfg, seeds: list[int], trees, policy_lm, test, executo
     Returns ``{"PQM": [eval per seed], "ORM": [...], "n_pqm_targets", "n_orm_targets", "losses": {...}}``; a model
     without training targets (no node visited twice, no answer trajectory) gets ``None`` instead of evaluations.
     """
-    from .reward_model_ablations import make_orm, make_pqm, orm_targets, pqm_targets, train_value_head
-    from .tiny_policy import TinyStepPolicy
+    from ..models.reward_model_ablations import make_orm, make_pqm, orm_targets, pqm_targets, train_value_head
+    from ..models.tiny_policy import TinyStepPolicy
 
     out: dict = {"losses": {}}
     data = {"PQM": pqm_targets(trees, fmt=fmt), "ORM": orm_targets(trees, fmt=fmt)}
@@ -428,9 +428,9 @@ def data_ablation(cfg, generator, pool, n_verified: int, base_lm, test, executor
     Returns ``{"n_verified", "n_rejection", "greedy_correct": list[bool] or None, "sft_losses"}``; ``None`` when
     plain sampling found no correct solution at all.
     """
-    from .augment import augment_renamed
-    from .sft import sft_examples, train_sft
-    from .tiny_policy import TinyStepPolicy, clone_lm
+    from ..domain.augment import augment_renamed
+    from ..models.sft import sft_examples, train_sft
+    from ..models.tiny_policy import TinyStepPolicy, clone_lm
 
     records = rejection_sampled_sft(generator, executor, pool, n_verified, samples=cfg.rejection_samples,
                                     max_depth=cfg.max_depth, seed=sample_seed, fmt=fmt)
@@ -510,7 +510,7 @@ O1_PREVIEW_MATH = 85.5
 
 def run_benchmarks(cfg, seed: int) -> dict:
     """MCTS with the user's policy and PPM (``cfg.policy``, ``cfg.ppm``) on each of ``cfg.bench``: accuracy in %."""
-    from .real_llm import run_eval
+    from ..models.real_llm import run_eval
 
     out = {}
     for name in cfg.bench:

@@ -16,12 +16,12 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .executors import CodeExecutor
+from ..domain.step_format import StepFormat
+from ..execution.code_executors import CodeExecutor
+from ..search.mcts import MCTS, MCTSConfig, as_problem_list
+from ..search.policies import StepPolicy
+from ..search.tree import Tree
 from .extraction import PairRecord, SFTRecord, extract_pairs, extract_sft
-from .mcts import MCTS, MCTSConfig, as_problem_list
-from .policies import StepPolicy
-from .step_format import StepFormat
-from .tree import Tree
 
 __all__ = ["RoundConfig", "SelfEvolution", "TimeBudgetExceeded", "paper_rounds", "repo_rounds"]
 
@@ -51,13 +51,13 @@ class RoundConfig:
     use_bootstrap : bool
         Generate with the bootstrap policy instead of the previous round's SLM (round 1 always does).
     pair_min_edit, pair_edit_unit : int, str
-        Edit filter of the preference pairs (:func:`~icml25.rstar_math.extraction.filter_pairs`; official: 20
+        Edit filter of the preference pairs (:func:`~icml25.rstar_math.pipeline.extraction.filter_pairs`; official: 20
         characters).
     accumulate_sft : bool
         SFT data = this round's top-2 trajectories, plus, for every problem this round did not solve, those of
         the latest earlier round that solved it (default: this round's only, as in the paper).
     rename_copies : int
-        Entity-renamed copies of every SFT trajectory (:func:`~icml25.rstar_math.augment.augment_renamed`; a
+        Entity-renamed copies of every SFT trajectory (:func:`~icml25.rstar_math.domain.augment.augment_renamed`; a
         StepArith lever against memorisation, 0 = off).
     """
 
@@ -127,9 +127,9 @@ class SelfEvolution:
         Checkpoint folder.
     base_lm : icml25.llm.TinyGPT or TrainableBackend
         The base model every round's policy is fine-tuned from (not modified): a TinyGPT (wrapped in
-        :class:`~icml25.rstar_math.trainable.TinyGPTBackend`) or any object implementing
-        :class:`~icml25.rstar_math.trainable.TrainableBackend`, e.g.
-        :class:`~icml25.rstar_math.lora_backend.LoRABackend` over a pretrained transformers model. Every
+        :class:`~icml25.rstar_math.models.trainable.TinyGPTBackend`) or any object implementing
+        :class:`~icml25.rstar_math.models.trainable.TrainableBackend`, e.g.
+        :class:`~icml25.rstar_math.models.lora_backend.LoRABackend` over a pretrained transformers model. Every
         model-specific stage (fresh copy, SFT, step policy, PPM, save/load) goes through it (``self.backend``).
     executor : CodeExecutor
         Code executor of the search.
@@ -144,10 +144,10 @@ class SelfEvolution:
     search_workers : int
         1 (default): every round's search (and its extra rollouts on unsolved problems) runs in this process,
         exactly as before. >1: the pool is split into that many contiguous shards searched in parallel by
-        :func:`~icml25.rstar_math.sharded_search.sharded_search` (main search and extra rollouts of a shard in
+        :func:`~icml25.rstar_math.search.sharded_search.sharded_search` (main search and extra rollouts of a shard in
         the same worker; each worker runs torch with one thread). The round's generator, PPM and executor are
         pickled into every worker, so this needs picklable models: the TinyGPT backend works; a
-        :class:`~icml25.rstar_math.lora_backend.LoRABackend` raises ``ValueError`` (a pretrained model is not
+        :class:`~icml25.rstar_math.models.lora_backend.LoRABackend` raises ``ValueError`` (a pretrained model is not
         copied into worker processes; use 1). With a per-problem-random policy (:class:`NoisyRuleSolver`) the
         trees equal the in-process ones; a batched neural policy draws per wave, so its trees depend on the
         shard count but are reproducible for a fixed seed and count. Worker searches do not advance the parent's
@@ -172,11 +172,11 @@ class SelfEvolution:
 
         self.search_workers = check_int(search_workers, "search_workers", low=1)
         self.search_backend = check_option(search_backend, "search_backend", ("process", "ray"))
-        from .trainable import as_backend
+        from ..models.trainable import as_backend
 
         self.backend = as_backend(base_lm)
         if self.search_workers > 1:
-            from .lora_backend import LoRABackend
+            from ..models.lora_backend import LoRABackend
 
             if isinstance(self.backend, LoRABackend):
                 raise ValueError("search_workers > 1 needs models that can be pickled into worker processes; a "
@@ -207,8 +207,8 @@ class SelfEvolution:
         return [self._round(k) for k in range(1, len(self.rounds) + 1)]
 
     def _round(self, k: int) -> dict:
-        from .augment import augment_renamed
-        from .sft import sft_examples
+        from ..domain.augment import augment_renamed
+        from ..models.sft import sft_examples
 
         rc, d = self.rounds[k - 1], self.workdir / f"round_{k}"
         d.mkdir(exist_ok=True)
@@ -292,7 +292,7 @@ class SelfEvolution:
         """Round ``k``'s search (and extra rollouts on unsolved trees) in ``search_workers`` shards."""
         import pickle
 
-        from .sharded_search import sharded_search
+        from ..search.sharded_search import sharded_search
 
         factory = _SearchFactory(generator, self.executor, scorer, cfg, self.fmt)
         try:

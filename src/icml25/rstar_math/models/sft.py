@@ -8,8 +8,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..domain.step_format import END_OUTPUT, OUTPUT, StepFormat
 from ._trunk import masked_logits
-from .step_format import END_OUTPUT, OUTPUT, StepFormat
 
 __all__ = ["sft_examples", "train_sft", "lm_batches", "masked_lm_train"]
 
@@ -88,7 +88,7 @@ def train_sft(lm, examples: Sequence[tuple[str, str]], steps: int = 150, batch_s
     """
     if not examples:
         raise ValueError("examples must be non-empty (no SFT trajectories were extracted)")
-    from ._checks import check_training
+    from .._checks import check_training
 
     check_training(steps, batch_size, lr, warmup, weight_decay, grad_clip)
     x_all, y_all, lengths = lm_batches(lm.tokenizer, examples, lm.config.block_size)

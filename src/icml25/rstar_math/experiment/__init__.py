@@ -1,0 +1,1 @@
+"""The stage functions of the reproduction (called by ``reproduce.py``)."""
