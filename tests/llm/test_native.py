@@ -257,3 +257,82 @@ def test_int8_quantisation_is_close_and_only_native(tiny):
         HFModel(tiny, quantize="int4")
     with pytest.raises(ValueError, match="needs the native backend"):
         HFModel(tiny, backend="transformers", quantize="int8")
+
+
+def test_score_continuations_equals_teacher_forcing_on_both_backends_with_hooks(tiny):
+    p, conts = "France -> Paris\nJapan ->", [" Tokyo", " a stitch in time", " x"]
+    v = torch.randn(32, generator=torch.Generator().manual_seed(0))
+
+    def put(h):
+        h = h.clone()
+        h[:, -1] = v
+        return h
+
+    hooked = {}
+    for backend in ("native", "transformers"):
+        lm = HFModel(tiny, backend=backend)
+        got = lm.score_continuations(p, conts)
+        for g, r in zip(got, lm.logprobs([p] * 3, conts)):
+            np.testing.assert_allclose(g, r, atol=1e-4)
+        ids = lm.score_continuations(lm._prompt_ids(p), [lm._cont_ids(c) for c in conts])
+        for g, r in zip(ids, got):
+            np.testing.assert_allclose(g, r, atol=1e-9)
+        hooked[backend] = lm.score_continuations(p, conts, hook=(2, put))  # patch decoder layer 2's last position
+        assert abs(hooked[backend][0][0] - got[0][0]) > 1e-3
+        with pytest.raises(ValueError, match="hook must be"):
+            lm.score_continuations(p, conts, hook=(99, put))
+        with pytest.raises(ValueError, match="has no tokens"):
+            lm.score_continuations(p, [" x", ""])
+    for a, b in zip(hooked["native"], hooked["transformers"]):
+        np.testing.assert_allclose(a, b, atol=1e-4)
+
+
+def test_next_token_logprobs_oracle_shares_prefixes_and_extends_caches(tiny):
+    from icml25.llm import NextTokenLogprobs
+
+    base = list(range(3, 20))
+    batch = [base + [30 + i, 40 + i, 50] for i in range(6)]  # more rows than `incremental`: shared-prefix path
+
+    for model in (HFModel(tiny), HFModel(tiny, backend="transformers"), _ref(tiny)):
+        run = model._engine if isinstance(model, HFModel) else None
+
+        def plain(seq, model=model, run=run):
+            with torch.inference_mode():
+                if run is None:
+                    x = model(torch.tensor([seq])).logits[0, -1].double()
+                else:
+                    x = run.logits([seq], keep=1, share=False)[0, -1].double()
+                return torch.log_softmax(x, -1).numpy()
+
+        oracle = NextTokenLogprobs(model, batch_size=4, incremental=2)
+        got = oracle(batch)
+        for r, s in enumerate(batch):
+            np.testing.assert_allclose(got[r], plain(s), atol=1e-4)
+        seq = [5, 6, 7]
+        for t in range(4):  # one sequence at a time: continues its stored KV cache
+            seq = seq + [11 + t]
+            np.testing.assert_allclose(oracle([seq])[0], plain(seq), atol=1e-4)
+        assert len(oracle._inc) <= 2
+    with pytest.raises(TypeError, match="HFModel or a transformers causal LM"):
+        NextTokenLogprobs(object())
+
+
+def test_inverse_cdf_sampler_draws_the_softmax_distribution():
+    from icml25.llm.sampling import sample_tokens
+
+    g = torch.Generator().manual_seed(0)
+    logits = torch.full((1, 1300), -1e9)  # three live tokens in different 512-blocks, one in the padded last block
+    logits[0, [5, 700, 1299]] = torch.log(torch.tensor([0.2, 0.5, 0.3]))
+    rows = logits.repeat(40000, 1)
+    tok, lp = sample_tokens(rows, 1.0, 1.0, g, method="cdf")
+    freq = torch.bincount(tok, minlength=1300)[[5, 700, 1299]].double() / len(tok)
+    assert torch.allclose(freq, torch.tensor([0.2, 0.5, 0.3], dtype=torch.float64), atol=0.01)
+    assert set(tok.tolist()) == {5, 700, 1299}
+    np.testing.assert_allclose(lp.numpy(), np.log([0.2, 0.5, 0.3])[[{5: 0, 700: 1, 1299: 2}[t] for t in tok.tolist()]],
+                               atol=1e-5)
+    top, _ = sample_tokens(rows[:5000], 1.0, 0.6, g, method="cdf")  # nucleus: only the 0.5 and 0.3 tokens
+    assert set(top.tolist()) == {700, 1299}
+    hot, _ = sample_tokens(rows[:5000], 0.5, 1.0, g, method="cdf")  # temperature 0.5: p^2 renormalised
+    f = torch.bincount(hot, minlength=1300)[[5, 700, 1299]].double() / 5000
+    want = torch.tensor([0.04, 0.25, 0.09], dtype=torch.float64) / 0.38
+    assert torch.allclose(f, want, atol=0.03)

@@ -51,12 +51,26 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(404, {"error": {"message": f"The model `{body['model']}` does not exist."}})
         if body.get("max_tokens") == 0 and (not body.get("echo") or body["model"] == "strict"):
             return self._send(400, {"error": {"message": "max_tokens must be >= 1"}})
+        if body.get("return_tokens_as_token_ids"):  # token-id prompts (vLLM): next id = last id + 1
+            return self._send(200, {"choices": self._id_choices(body)})
         prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
         choices = []
         for p in prompts:
             for _ in range(body.get("n", 1)):
                 choices.append(self._choice(p, body, len(choices)))
         self._send(200, {"id": "cmpl-1", "object": "text_completion", "model": "fake", "choices": choices})
+
+    def _id_choices(self, body: dict) -> list[dict]:
+        out = []
+        for p in body["prompt"]:
+            nxt = (p[-1] + 1) % 50
+            for j in range(body.get("n", 1)):
+                top = {f"token_id:{nxt}": -0.05, f"token_id:{(nxt + 7) % 50}": -3.0, f"token_id:{(nxt + 9) % 50}": -4.0}
+                tok = nxt if j % 2 == 0 else (nxt + 7) % 50  # samples alternate between the two likeliest
+                out.append({"index": len(out), "text": "", "finish_reason": "length",
+                            "logprobs": {"tokens": [f"token_id:{tok}"], "token_logprobs": [-0.05],
+                                         "top_logprobs": [dict(list(top.items())[:body["logprobs"]])]}})
+        return out
 
     def _choice(self, prompt: str, body: dict, index: int) -> dict:
         text, last = "", prompt[-1] if prompt else " "
@@ -185,3 +199,18 @@ def test_load_model_specs(server, tmp_path):
         load_model(f"tiny:{tmp_path}")
     with pytest.raises(FileNotFoundError, match="allow_download=True"):
         load_model(f"hf:{tmp_path / 'none'}")
+
+
+def test_token_id_prompts_topk_and_samples(server):
+    lm = OpenAIServer(server, model="fake", batch_size=2)
+    ids, lps = lm.next_token_topk_ids([[1, 2, 3], [10], [48, 49]], k=2)
+    req = REQUESTS[-1]
+    assert req["prompt"] == [[48, 49]] and req["max_tokens"] == 1 and req["return_tokens_as_token_ids"] is True
+    assert ids.tolist() == [[4, 11], [11, 18], [0, 7]]
+    np.testing.assert_allclose(lps, [[-0.05, -3.0]] * 3)
+    ids, _ = lm.next_token_topk_ids([[5]], k=5)  # the server reports only 3: the rest is -1 / -inf
+    assert ids.tolist() == [[6, 13, 15, -1, -1]]
+    assert lm.sample_next_token_ids([[1], [20]], n=3).tolist() == [[2, 9, 2], [21, 28, 21]]
+    for bad in ([], [[]], [["a"]], "abc", [[-1]]):
+        with pytest.raises((TypeError, ValueError)):
+            lm.next_token_topk_ids(bad)

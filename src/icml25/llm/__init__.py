@@ -14,7 +14,7 @@ __all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "Tiny
            "CharTokenizer", "ByteTokenizer", "WordTokenizer", "HFModel", "OpenAIServer", "load_model", "validate_prompts",
            "TinyGPTModule", "OpenAIServerError", "load_tokenizer", "save_random_gpt2", "pretrained_path",
            "load_encoder", "known_models", "sample_shared_prefix", "prefix_hidden_states", "train_loop",
-           "LengthBuckets", "expand"]
+           "LengthBuckets", "expand", "NextTokenLogprobs"]
 
 _LAZY = {
     "TinyGPT": ("icml25.llm.tiny", "TinyGPT"),
@@ -35,6 +35,7 @@ _LAZY = {
     "sample_shared_prefix": ("icml25.llm.shared_prefix", "sample_shared_prefix"),
     "prefix_hidden_states": ("icml25.llm.shared_prefix", "prefix_hidden_states"),
     "expand": ("icml25.llm.shared_prefix", "expand"),
+    "NextTokenLogprobs": ("icml25.llm.token_scoring", "NextTokenLogprobs"),
     "train_loop": ("icml25.llm.training", "train_loop"),
     "LengthBuckets": ("icml25.llm.training", "LengthBuckets"),
 }

@@ -241,6 +241,22 @@ class HFModel:
     def _can_keep(self) -> bool:
         return "logits_to_keep" in self._signature()
 
+    @property
+    def hidden_size(self) -> int:
+        """Width of the hidden states (without building the transformers network)."""
+        if self._native is not None:
+            return self._native.cfg.hidden_size
+        return int(self.model.config.hidden_size)
+
+    @property
+    def num_layers(self) -> int:
+        """Number of decoder layers (the range of ``score_continuations(..., hook=(layer, fn))``)."""
+        if self._native is not None:
+            return self._native.cfg.n_layer
+        from .runners import decoder_layers
+
+        return len(decoder_layers(self.model))
+
     def _set_special_ids(self) -> None:
         gen = _read_json(self._folder / "generation_config.json") if self._folder is not None else {}
         if self._model is not None:
@@ -418,7 +434,7 @@ class HFModel:
 
             ids, lps, finish = decode_loop(first[:, -1].cpu()[rep], step, max_tokens, float(temperature),
                                            float(top_p), stop, self.eos_ids, self.pad_id, decode, gen,
-                                           pass_done=True)
+                                           pass_done=True, method="cdf")
         gens = to_generations(ids, lps, finish, decode, stop, n)
         if with_ids:
             for r, g in enumerate(x for row in gens for x in row):
@@ -542,6 +558,66 @@ class HFModel:
                         pos = torch.arange(len(p) - 1, len(p) + len(c) - 1)
                         out.append(logp[r, pos, torch.tensor(c, dtype=torch.long)].numpy().astype(np.float64))
         return out
+
+    def score_continuations(self, prefix: str | list[int], continuations: list[str] | list[list[int]],
+                            hook: Any = None) -> list[np.ndarray]:
+        """Log-probability of each token of several continuations of one prefix (answer scoring).
+
+        The prefix runs once; its KV cache is copied to one row per continuation and the continuations run as one
+        batch on top (no padding inside the prefix: exact up to float rounding); the first token of every
+        continuation is scored from the prefix's last position.
+
+        Parameters
+        ----------
+        prefix : str or list of int
+            Text (encoded with special tokens, like a prompt) or token ids.
+        continuations : list of str or list of list of int
+            Texts (encoded without special tokens) or token ids; each non-empty.
+        hook : (int, callable), optional
+            ``(layer, fn)``: while the prefix runs, ``fn(hidden)`` (hidden ``(1, T, hidden_size)``) is applied to the
+            output of decoder layer ``layer`` (1-based) and may return a replacement (task-vector patching).
+
+        Returns
+        -------
+        list of float64 arrays, one per continuation, one entry per token.
+        """
+        from icml25.core.validation import check_int
+
+        torch = self._torch
+        vocab = self._engine.vocab_size()
+
+        def ids_of(x: Any, name: str, cont: bool) -> list[int]:
+            if isinstance(x, str):
+                out = self._cont_ids(x) if cont else self._prompt_ids(x)
+            elif isinstance(x, (list, tuple)):
+                out = [check_int(t, f"{name} token", low=0, high=vocab - 1) for t in x]
+            else:
+                raise TypeError(f"{name} must be a string or a list of token ids, got {type(x).__name__}")
+            if not out:
+                raise ValueError(f"{name} = {x!r:.60} has no tokens; it must be non-empty")
+            return out
+
+        p = ids_of(prefix, "prefix", cont=False)
+        if isinstance(continuations, (str, bytes)) or not isinstance(continuations, (list, tuple)) \
+                or not continuations:
+            raise TypeError("continuations must be a non-empty list of strings or of token-id lists")
+        conts = [ids_of(c, f"continuations[{i}]", cont=True) for i, c in enumerate(continuations)]
+        eng = self._engine
+        K, longest = len(conts), max(len(c) for c in conts)
+        with torch.inference_mode():
+            first, st = eng.prefill([p], extra=max(longest - 1, 1), keep=1, share=False, hook=hook)
+            lp0 = torch.log_softmax(first[0, -1].double(), -1).cpu()
+            out = [[float(lp0[c[0]])] for c in conts]
+            if longest > 1:
+                eng.select(st, torch.zeros(K, dtype=torch.long))
+                x = torch.full((K, longest - 1), self.pad_id, dtype=torch.long)
+                for r, c in enumerate(conts):
+                    x[r, :len(c) - 1] = torch.tensor(c[:-1], dtype=torch.long)
+                lp = torch.log_softmax(eng.extend(st, x).double(), -1).cpu()
+                for r, c in enumerate(conts):
+                    if len(c) > 1:
+                        out[r] += lp[r, torch.arange(len(c) - 1), torch.tensor(c[1:])].tolist()
+        return [np.array(o, dtype=np.float64) for o in out]
 
     def _last(self, prompts: list[str], hidden: bool) -> np.ndarray:
         torch = self._torch

@@ -208,11 +208,14 @@ def write_safetensors(path: str | Path, tensors: dict[str, torch.Tensor], metada
 class Int8Weight:
     """A weight matrix ``(N, K)`` stored as int8 with one scale per output row (symmetric, weight-only), run by
     ``torch._weight_int8pack_mm`` on bfloat16 activations: a quarter of float32's memory traffic per token, and
-    approximate (answers may differ from float32 after a few tokens)."""
+    approximate (answers may differ from float32 after a few tokens). Products over many rows at once (a prompt,
+    a scored text: compute-bound, where that kernel is slower than float32) use the original weight ``w``."""
 
-    __slots__ = ("q", "scale")
+    __slots__ = ("q", "scale", "w")
+    MAX_ROWS = 16  # int8 kernel up to this many activation rows (decoding), float32 above (prefill)
 
     def __init__(self, w: torch.Tensor, rows: int = 8192):
+        self.w = w
         self.q = torch.empty(w.shape, dtype=torch.int8, device=w.device)
         self.scale = torch.empty(w.shape[0], dtype=torch.bfloat16, device=w.device)
         for a in range(0, w.shape[0], rows):  # in row blocks: no float32 copy of a whole output layer
@@ -227,6 +230,8 @@ class Int8Weight:
 
     def __call__(self, x: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
         shp = x.shape
+        if x.numel() // shp[-1] > self.MAX_ROWS:
+            return F.linear(x, self.w, bias)
         y = torch._weight_int8pack_mm(x.reshape(-1, shp[-1]).to(torch.bfloat16), self.q, self.scale)
         y = y.view(*shp[:-1], -1).to(x.dtype)
         return y if bias is None else y + bias

@@ -289,6 +289,80 @@ class OpenAIServer:
             out[i] = [top.get(t, fl) for t in vocab]
         return out
 
+    # ------------------------------------------------------------------ token-id prompts (served-model oracles)
+    @staticmethod
+    def _check_id_batch(batch: Any) -> list[list[int]]:
+        if isinstance(batch, (str, bytes)) or not isinstance(batch, (list, tuple)) or not batch:
+            raise TypeError("batch must be a non-empty list of token-id lists")
+        out = []
+        for i, seq in enumerate(batch):
+            if isinstance(seq, (str, bytes)) or not isinstance(seq, (list, tuple, np.ndarray)) or len(seq) == 0:
+                raise ValueError(f"batch[{i}] must be a non-empty list of token ids")
+            ids = []
+            for t in seq:
+                if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or int(t) < 0:
+                    raise ValueError(f"batch[{i}] holds {t!r}, not a token id")
+                ids.append(int(t))
+            out.append(ids)
+        return out
+
+    @staticmethod
+    def _token_id(s: str) -> int:
+        if not isinstance(s, str) or not s.startswith("token_id:"):
+            raise OpenAIServerError(f"OpenAIServer: the server returned token {s!r} without its id; token-id "
+                                    "answers need return_tokens_as_token_ids (vLLM)")
+        return int(s.split(":", 1)[1])
+
+    def next_token_topk_ids(self, batch: list[list[int]], k: int = 20) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` most likely next tokens after each token-id sequence, as ids.
+
+        The sequences are sent as token-id prompts with ``max_tokens=1``, ``logprobs=k`` and
+        ``return_tokens_as_token_ids`` (vLLM answers with ``"token_id:<n>"`` strings).
+
+        Returns
+        -------
+        ids : int array (B, k) (-1 where the server reported fewer), logps : float array (B, k), sorted by
+        decreasing probability.
+        """
+        from icml25.core.validation import check_int
+
+        batch = self._check_id_batch(batch)
+        k = check_int(k, "k", low=1)
+        ids = np.full((len(batch), k), -1, dtype=np.int64)
+        lps = np.full((len(batch), k), -np.inf)
+        for s in range(0, len(batch), self.batch_size):
+            chunk = batch[s:s + self.batch_size]
+            body = {"prompt": chunk, "max_tokens": 1, "logprobs": k, "temperature": 0,
+                    "return_tokens_as_token_ids": True}
+            for j, ch in enumerate(self._choices(body, len(chunk))):
+                tops = (ch.get("logprobs") or {}).get("top_logprobs") or [{}]
+                top = sorted((tops[0] or {}).items(), key=lambda kv: -kv[1])[:k]
+                for c, (tok, lp) in enumerate(top):
+                    ids[s + j, c], lps[s + j, c] = self._token_id(tok), float(lp)
+        return ids, lps
+
+    def sample_next_token_ids(self, batch: list[list[int]], n: int = 1) -> np.ndarray:
+        """``n`` sampled next tokens (temperature 1) after each token-id sequence, int array ``(B, n)``."""
+        from icml25.core.validation import check_int
+
+        batch = self._check_id_batch(batch)
+        n = check_int(n, "n", low=1)
+        out = np.zeros((len(batch), n), dtype=np.int64)
+        for s in range(0, len(batch), self.batch_size):
+            chunk = batch[s:s + self.batch_size]
+            body = {"prompt": chunk, "max_tokens": 1, "n": n, "temperature": 1.0, "logprobs": 1,
+                    "return_tokens_as_token_ids": True}
+            choices = self._choices(body, len(chunk) * n)
+            counts = [0] * len(chunk)
+            for ch in choices:
+                i = int(ch.get("index", 0)) // n
+                toks = (ch.get("logprobs") or {}).get("tokens") or []
+                if not toks:
+                    raise OpenAIServerError("OpenAIServer: a choice without logprobs.tokens (token ids)")
+                out[s + i, counts[i]] = self._token_id(toks[0])
+                counts[i] += 1
+        return out
+
     def close(self) -> None:
         """Close the HTTP connection pool."""
         if self._client is not None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["NativeRunner", "TransformersRunner", "common_prefix", "MIN_SHARED"]
+__all__ = ["NativeRunner", "TransformersRunner", "common_prefix", "MIN_SHARED", "decoder_layers"]
 
 MIN_SHARED = 8  # a common prefix shorter than this is not worth a separate pass
 
@@ -33,6 +33,30 @@ def common_prefix(rows: list[list[int]], limit: int) -> int:
         if n == 0:
             break
     return max(n, 0)
+
+
+def decoder_layers(model: Any) -> Any:
+    """The list of decoder blocks of a transformers causal LM (``model.model.layers`` for Llama/Gemma-style models,
+    ``transformer.h`` for GPT-2, ``gpt_neox.layers``)."""
+    for path in ("model.layers", "model.language_model.layers", "transformer.h", "gpt_neox.layers"):
+        obj = model
+        try:
+            for part in path.split("."):
+                obj = getattr(obj, part)
+            return obj
+        except AttributeError:
+            continue
+    raise TypeError(f"cannot find the decoder layers of {type(model).__name__} (looked for model.layers, "
+                    "transformer.h, gpt_neox.layers)")
+
+
+def _check_hook(hook: Any, n_layers: int) -> tuple[int, Any] | None:
+    if hook is None:
+        return None
+    layer, fn = hook
+    if not callable(fn) or isinstance(layer, bool) or not isinstance(layer, int) or not 1 <= layer <= n_layers:
+        raise ValueError(f"hook must be (layer in 1..{n_layers}, fn(hidden) -> hidden or None), got {hook!r:.80}")
+    return layer, fn
 
 
 def _left_pad(rows: list[list[int]], pad_id: int, offset: int, total: int
@@ -80,12 +104,14 @@ class NativeRunner:
         P = common_prefix(rows, min(len(r) for r in rows) - max(keep, 1))
         return P if P >= MIN_SHARED else 0
 
-    def prefill(self, rows: list[list[int]], extra: int, keep: int = 1, share: bool = True
+    def prefill(self, rows: list[list[int]], extra: int, keep: int = 1, share: bool = True, hook: Any = None
                 ) -> tuple[torch.Tensor, NativeState]:
         """Run ``rows`` into a new cache with room for ``extra`` more tokens; logits of the last ``keep`` positions
-        ``(B, keep, V)``. A prefix common to all rows is run once and its cache rows copied."""
+        ``(B, keep, V)``. A prefix common to all rows is run once and its cache rows copied. ``hook``:
+        ``(layer, fn)`` applies ``fn`` to the output of decoder layer ``layer`` (1-based) during this pass."""
         net, B = self.net, len(rows)
-        P = self._shared(rows, keep, share, extra)
+        hook = _check_hook(hook, net.cfg.n_layer)
+        P = 0 if hook is not None else self._shared(rows, keep, share, extra)
         suffix = [r[P:] for r in rows]
         T = max(len(s) for s in suffix)
         cache = net.new_cache(1 if P else B, P + T + extra)
@@ -95,7 +121,15 @@ class NativeRunner:
             cache.select_rows(torch.zeros(B, dtype=torch.long, device=self.device))
         idx, positions, valid, padded = _left_pad(suffix, self.pad_id, P, P + T + extra)
         idx, positions, valid = idx.to(self.device), positions.to(self.device), valid.to(self.device)
-        logits = net.forward(idx, positions, valid=valid if padded else None, cache=cache, keep=keep)
+        layer_hook = None
+        if hook is not None:
+            target, fn = hook[0] - 1, hook[1]
+
+            def layer_hook(i: int, x: torch.Tensor) -> Any:
+                return fn(x) if i == target else None
+
+        logits = net.forward(idx, positions, valid=valid if padded else None, cache=cache, keep=keep,
+                             layer_hook=layer_hook)
         return logits.float(), NativeState(cache, valid if padded else None, positions[:, -1:] + 1)
 
     def select(self, st: NativeState, index: torch.Tensor) -> None:
@@ -118,6 +152,22 @@ class NativeRunner:
             valid = st.valid
         logits = self.net.forward(tokens.to(self.device), st.pos, valid=valid, cache=st.cache, keep=1)[:, -1]
         st.pos = st.pos + 1
+        return logits.float()
+
+    def extend(self, st: NativeState, tokens: torch.Tensor) -> torch.Tensor:
+        """Feed a block of tokens per row ``(R, W)`` (right-padded rows are fine: a position never sees a later
+        one); logits at every new position ``(R, W, V)``."""
+        R, W = tokens.shape
+        S = st.cache.length + W
+        valid = None
+        if st.valid is not None:
+            if st.valid.shape[1] < S:
+                grow = torch.ones((R, S - st.valid.shape[1]), dtype=torch.bool, device=self.device)
+                st.valid = torch.cat([st.valid, grow], dim=1)
+            valid = st.valid
+        positions = st.pos + torch.arange(W, device=self.device)[None]
+        logits = self.net.forward(tokens.to(self.device), positions, valid=valid, cache=st.cache, keep=None)
+        st.pos = st.pos + W
         return logits.float()
 
     def logits(self, rows: list[list[int]], keep: int | None, share: bool = True, hidden: bool = False
@@ -195,10 +245,41 @@ class TransformersRunner:
         cache = getattr(out, "cache", None)
         return cache if cache is not None else out.past_key_values
 
-    def prefill(self, rows: list[list[int]], extra: int, keep: int = 1, share: bool = True
+    def _window(self) -> int | None:
+        w = getattr(getattr(self.model, "config", None), "sliding_window", None)
+        return int(w) if isinstance(w, int) and w > 0 else None
+
+    def _shared(self, rows: list[list[int]], keep: int, share: bool, extra: int = 0) -> int:
+        """As :meth:`NativeRunner._shared` (no sharing when a sliding window could bind)."""
+        if not share or len(rows) < 2:
+            return 0
+        w = self._window()
+        if w is not None and max(len(r) for r in rows) + extra > w:
+            return 0
+        P = common_prefix(rows, min(len(r) for r in rows) - max(keep, 1))
+        return P if P >= MIN_SHARED else 0
+
+    def prefill(self, rows: list[list[int]], extra: int, keep: int = 1, share: bool = True, hook: Any = None
                 ) -> tuple[torch.Tensor, TransformersState]:
         idx, mask = self._pad(rows)
-        out = self._call(idx, mask, keep, use_cache=True)
+        hook = _check_hook(hook, len(decoder_layers(self.model))) if hook is not None else None
+        handle = None
+        if hook is not None:
+            fn = hook[1]
+
+            def forward_hook(_mod: Any, _inp: Any, out: Any) -> Any:
+                h = out[0] if isinstance(out, tuple) else out
+                new = fn(h)
+                if new is None:
+                    return None
+                return (new, *out[1:]) if isinstance(out, tuple) else new
+
+            handle = decoder_layers(self.model)[hook[0] - 1].register_forward_hook(forward_hook)
+        try:
+            out = self._call(idx, mask, keep, use_cache=True)
+        finally:
+            if handle is not None:
+                handle.remove()
         logits = out.logits[:, -keep:].float()
         return logits, TransformersState(self.cache_of(out), mask, mask.sum(-1, keepdim=True) - 1)
 
@@ -221,8 +302,34 @@ class TransformersRunner:
         st.past = self.cache_of(o)
         return o.logits[:, -1].float()
 
+    def extend(self, st: TransformersState, tokens: torch.Tensor) -> torch.Tensor:
+        """As :meth:`NativeRunner.extend`."""
+        R, W = tokens.shape
+        tokens = tokens.to(self.device)
+        st.mask = torch.cat([st.mask, torch.ones((R, W), dtype=st.mask.dtype, device=self.device)], dim=1)
+        pos = st.pos + 1 + torch.arange(W, device=self.device)[None]
+        o = self.model(input_ids=tokens, attention_mask=st.mask, position_ids=pos, use_cache=True,
+                       **{self.cache_kw: st.past})
+        st.past, st.pos = self.cache_of(o), pos[:, -1:]
+        return o.logits.float()
+
     def logits(self, rows: list[list[int]], keep: int | None, share: bool = True, hidden: bool = False
                ) -> torch.Tensor:
+        """Logits (or final hidden states) at the last ``keep`` positions of left-padded ``rows``; a prefix common
+        to the rows runs once (its cache repeated over the rows)."""
+        P = 0 if hidden else self._shared(rows, keep or max(len(r) for r in rows), share)
+        if P:
+            B = len(rows)
+            pre = torch.tensor([rows[0][:P]], device=self.device)
+            cache = self.cache_of(self.model(input_ids=pre, use_cache=True))
+            cache.batch_repeat_interleave(B)
+            idx, smask = self._pad([r[P:] for r in rows])
+            mask = torch.cat([torch.ones((B, P), dtype=smask.dtype, device=self.device), smask], dim=1)
+            pos = P + (smask.cumsum(-1) - 1).clamp(min=0)
+            kw = {"logits_to_keep": keep} if keep is not None and self.can_keep else {}
+            out = self.model(input_ids=idx, attention_mask=mask, position_ids=pos, use_cache=True,
+                             **{self.cache_kw: cache}, **kw).logits
+            return out if keep is None else out[:, -keep:]
         idx, mask = self._pad(rows)
         if hidden:
             o = self._call(idx, mask, 1, output_hidden_states=True)
