@@ -388,6 +388,7 @@ class HFModel:
         """
         from icml25.core.validation import check_int
 
+        _check_children(n_children)
         stop = check_sampling_args(n_children, temperature, top_p, max_tokens, stop)
         if isinstance(prefixes, (str, bytes)) or not isinstance(prefixes, (list, tuple)) or not prefixes:
             raise TypeError("prefixes must be a non-empty list of strings or of token-id lists")
@@ -638,6 +639,14 @@ class HFModel:
         """Last layer's hidden state (``hidden_states[-1]`` as transformers reports it, i.e. after the final norm)
         at each prompt's last token, shape ``(len(prompts), hidden_size)``."""
         return self._last(prompts, hidden=True)
+
+
+def _check_children(n_children: Any) -> int:
+    from icml25.core.validation import check_int
+
+    if isinstance(n_children, (float, np.floating)):
+        raise TypeError(f"n_children must be an integer, got {n_children!r}")
+    return check_int(n_children, "n_children", low=1)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

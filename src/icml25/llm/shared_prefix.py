@@ -44,6 +44,9 @@ def expand(lm, prefixes, n_children: int = 1, max_tokens: int = 32, stop=None, t
     n_children, max_tokens, stop, temperature, top_p, seed
         As ``n``, ... in ``generate``.
     """
+    from .hf import _check_children
+
+    _check_children(n_children)
     method = getattr(lm, "expand", None)
     if callable(method):
         return method(prefixes, n_children=n_children, max_tokens=max_tokens, stop=stop, temperature=temperature,
