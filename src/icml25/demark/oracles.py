@@ -7,8 +7,6 @@ oracles (:class:`LMOracle`, :class:`WatermarkedOracle`); the attack code only ev
 
 from __future__ import annotations
 
-import copy
-import json
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -114,9 +112,10 @@ class LocalLM(NextTokenLM):
 class HFNextTokenLM(NextTokenLM):
     """A transformers causal LM (or an :class:`icml25.llm.HFModel`) served on token ids, with prefix sharing.
 
-    The longest prefix common to a batch (probe queries share the whole chat template and context) is run once;
-    its KV cache is repeated over the batch and only the suffixes are computed, and the output layer runs only at
-    each sequence's last position.
+    The scoring is :class:`icml25.llm.NextTokenLogprobs`: the longest prefix common to a batch (probe queries share
+    the whole chat template and context) is run once and its KV cache reused by every row, the output layer runs
+    only at each sequence's last position, and a sequence that extends a recently scored one by one token continues
+    from its KV cache. An ``HFModel`` keeps its (native) backend.
 
     Parameters
     ----------
@@ -125,94 +124,29 @@ class HFNextTokenLM(NextTokenLM):
         Sequences per forward pass.
     share_prefix : bool
         Reuse the KV cache of the common prefix (results equal the plain forward up to float rounding).
+    incremental : int
+        Batches of at most this many sequences use the per-sequence caches (decoding one token at a time).
     """
 
     def __init__(self, model: Any, batch_size: int = 32, share_prefix: bool = True, incremental: int = 8):
-        net = getattr(model, "model", model)
-        if not hasattr(net, "get_output_embeddings") or not hasattr(net, "config"):
+        from icml25.llm.token_scoring import NextTokenLogprobs
+
+        if not (hasattr(model, "_engine") or (hasattr(model, "get_output_embeddings") and hasattr(model, "config"))):
             raise TypeError(f"model must be a transformers causal LM or an icml25.llm.HFModel, got {type(model).__name__}")
-        self.net = net.eval()
-        self.vocab_size = int(net.get_output_embeddings().weight.shape[0])
-        self.batch_size = check_int(batch_size, "batch_size", low=1)
-        self.share_prefix = bool(share_prefix)
-        self.incremental = check_int(incremental, "incremental", low=0)
-        self._inc: dict[tuple[int, ...], Any] = {}  # sequence -> its KV cache (decoding that extends it by one id)
-        self._memo: dict[tuple[int, ...], np.ndarray] = {}  # the last answers (a repeated query is free)
+        self._model = model
+        self._oracle = NextTokenLogprobs(model, batch_size=batch_size, share_prefix=share_prefix,
+                                         incremental=incremental)
+        self.vocab_size = self._oracle.vocab_size
+        self.batch_size, self.share_prefix, self.incremental = (self._oracle.batch_size, self._oracle.share_prefix,
+                                                                self._oracle.incremental)
 
-    def _one(self, seq: list[int], torch: Any) -> np.ndarray:
-        """Logits after one sequence, extending a stored KV cache of ``seq[:-1]`` when there is one."""
-        from transformers import DynamicCache
-
-        key = tuple(seq)
-        prev = self._inc.pop(key[:-1], None)
-        if prev is not None:
-            idx, start, cache = torch.tensor([seq[-1:]]), len(seq) - 1, prev
-        else:
-            idx, start, cache = torch.tensor([seq]), 0, DynamicCache()
-        pos = (start + torch.arange(idx.shape[1]))[None]
-        hidden, cache = self._body(idx, torch.ones((1, start + idx.shape[1]), dtype=torch.long), pos, cache)
-        self._inc[key] = cache
-        while len(self._inc) > self.incremental:
-            self._inc.pop(next(iter(self._inc)))
-        return self.net.get_output_embeddings()(hidden[:, -1]).float().numpy()[0]
-
-    def _body(self, idx: Any, mask: Any, pos: Any, cache: Any = None) -> tuple[Any, Any]:
-        import inspect
-
-        body = self.net.base_model
-        kw = "cache" if "cache" in inspect.signature(body.forward).parameters else "past_key_values"
-        out = body(input_ids=idx, attention_mask=mask, position_ids=pos, use_cache=cache is not None, **{kw: cache})
-        new = getattr(out, "cache", None)
-        return out.last_hidden_state, (new if new is not None else out.past_key_values)
+    @property
+    def net(self) -> Any:
+        """The transformers network (for an ``HFModel`` this builds ``model.model`` and switches it to transformers)."""
+        return getattr(self._model, "model", self._model)
 
     def next_logprobs(self, batch: list[list[int]]) -> np.ndarray:
-        import torch
-
-        batch = check_id_batch(batch, self.vocab_size)
-        keys = [tuple(s) for s in batch]
-        if all(k in self._memo for k in keys):
-            return np.stack([self._memo[k] for k in keys])
-        with torch.no_grad():
-            if len(batch) <= self.incremental:
-                out = np.stack([self._one(s, torch) for s in batch])
-            else:
-                out = np.concatenate([self._chunk(batch[s: s + self.batch_size], torch)
-                                      for s in range(0, len(batch), self.batch_size)])
-        out = _log_softmax(out.astype(np.float64))
-        if len(batch) <= self.incremental:
-            self._memo = dict(zip(keys, out))
-        return out.copy()
-
-    def _chunk(self, chunk: list[list[int]], torch: Any) -> np.ndarray:
-        B = len(chunk)
-        P = 0
-        if self.share_prefix and B > 1:
-            first, lim = chunk[0], min(len(c) for c in chunk) - 1
-            while P < lim and all(c[P] == first[P] for c in chunk):
-                P += 1
-        cache = None
-        if P >= 8:
-            from transformers import DynamicCache
-
-            pre = torch.tensor([chunk[0][:P]])
-            _, cache = self._body(pre, torch.ones_like(pre), torch.arange(P)[None], DynamicCache())
-            cache = copy.deepcopy(cache)
-            cache.batch_repeat_interleave(B)
-        else:
-            P = 0
-        suf = [c[P:] for c in chunk]
-        T = max(len(c) for c in suf)
-        idx = torch.zeros((B, T), dtype=torch.long)
-        mask = torch.zeros((B, P + T), dtype=torch.long)
-        mask[:, :P] = 1
-        for r, c in enumerate(suf):
-            idx[r, : len(c)] = torch.tensor(c)
-            mask[r, P: P + len(c)] = 1
-        pos = (P + torch.arange(T))[None].expand(B, T)
-        hidden, _ = self._body(idx, mask, pos, cache)
-        last = torch.tensor([len(c) - 1 for c in suf])
-        logits = self.net.get_output_embeddings()(hidden[torch.arange(B), last])
-        return logits.float().numpy()
+        return self._oracle(check_id_batch(batch, self.vocab_size))
 
 
 class LMOracle:
@@ -318,8 +252,10 @@ class HFCausalLMOracle(LMOracle):
 class OpenAICompatibleOracle:
     """Oracle over an OpenAI-compatible completions server that returns ``top_logprobs`` (vLLM, TGI, llama.cpp).
 
-    Prompts are sent as token-id lists (``prompt: [ids]``) with ``max_tokens=1``; ``logprobs=k`` and
-    ``return_tokens_as_token_ids`` (vLLM) make the answer carry ids as ``"token_id:<n>"`` strings.
+    Prompts are sent as token-id lists with ``max_tokens=1``; ``logprobs=k`` and ``return_tokens_as_token_ids``
+    (vLLM) make the answer carry ids as ``"token_id:<n>"`` strings. The requests go through the llm layer's client
+    (:meth:`icml25.llm.OpenAIServer.next_token_topk_ids` / :meth:`~icml25.llm.OpenAIServer.sample_next_token_ids`:
+    retries, one-line errors).
 
     Parameters
     ----------
@@ -334,56 +270,29 @@ class OpenAICompatibleOracle:
     """
 
     def __init__(self, base_url: str, model: str, vocab_size: int, api_key: str | None = None, timeout: float = 60.0):
+        from icml25.llm.openai_server import OpenAIServer
+
         for name, v in (("base_url", base_url), ("model", model)):
             if not isinstance(v, str) or not v.strip():
                 raise ValueError(f"{name} must be a non-empty string, got {v!r}")
         self.base_url, self.model = base_url.rstrip("/"), model
         self.vocab_size = check_int(vocab_size, "vocab_size", low=2)
         self.api_key, self.timeout = api_key, float(timeout)
+        self.server = OpenAIServer(self.base_url, model, api_key=api_key, timeout=timeout)
         self.n_queries = 0
-
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        import urllib.request
-
-        req = urllib.request.Request(self.base_url + "/completions", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json",
-                                              **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})})
-        with urllib.request.urlopen(req, timeout=self.timeout) as r:  # noqa: S310 (user-given server)
-            return json.loads(r.read())
-
-    @staticmethod
-    def _token_id(s: str) -> int:
-        if not s.startswith("token_id:"):
-            raise ValueError(f"the server returned token {s!r} without its id; run vLLM with "
-                             "return_tokens_as_token_ids support")
-        return int(s.split(":", 1)[1])
 
     def topk_logprobs(self, batch: Any, k: int = 20) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` ids and log-probabilities per sequence (``k`` <= the server's limit, usually 20)."""
         k = check_int(k, "k", low=1)
         batch = check_id_batch(batch, self.vocab_size)
-        res = self._post({"model": self.model, "prompt": batch, "max_tokens": 1, "logprobs": k, "temperature": 0,
-                          "return_tokens_as_token_ids": True})
+        ids, lps = self.server.next_token_topk_ids(batch, k)
         self.n_queries += len(batch)
-        ids = np.full((len(batch), k), -1, dtype=np.int64)
-        lps = np.full((len(batch), k), -np.inf)
-        for ch in res["choices"]:
-            top = sorted(ch["logprobs"]["top_logprobs"][0].items(), key=lambda kv: -kv[1])[:k]
-            for j, (tok, lp) in enumerate(top):
-                ids[ch["index"], j], lps[ch["index"], j] = self._token_id(tok), lp
         return ids, lps
 
     def sample(self, batch: Any, n: int = 1) -> np.ndarray:
         """``n`` sampled next tokens per sequence (temperature 1)."""
         n = check_int(n, "n", low=1)
         batch = check_id_batch(batch, self.vocab_size)
-        res = self._post({"model": self.model, "prompt": batch, "max_tokens": 1, "n": n, "temperature": 1.0,
-                          "logprobs": 1, "return_tokens_as_token_ids": True})
+        out = self.server.sample_next_token_ids(batch, n)
         self.n_queries += len(batch)
-        out = np.zeros((len(batch), n), dtype=np.int64)
-        counts = [0] * len(batch)
-        for ch in res["choices"]:
-            i = ch["index"] // n
-            out[i, counts[i]] = self._token_id(ch["logprobs"]["tokens"][0])
-            counts[i] += 1
         return out

@@ -1,5 +1,7 @@
-"""Shared-prefix teacher forcing for transformers models: one prompt pass (KV cache), then the K answers as one
-batch on K copies of the cache. Exact (no padding inside the prompt); ``lm_head`` runs only where scored."""
+"""Shared-prefix teacher forcing for :class:`~icml25.llm.hf.HFModel`: one prompt pass, then the K answers as one
+batch on K copies of its KV cache (:meth:`HFModel.score_continuations <icml25.llm.hf.HFModel.score_continuations>`,
+the llm layer's scorer; exact: no padding inside the prompt, the output layer only where scored), with optional
+task-vector patching of a decoder layer's output at the prompt's last position."""
 
 from __future__ import annotations
 
@@ -13,19 +15,11 @@ from icml25.core.progress import progress
 
 
 def decoder_layers(model: Any) -> Any:
-    """The list of decoder blocks of a transformers causal LM (``model.model.layers`` for Llama/Gemma-style
-    models, ``transformer.h`` for GPT-2)."""
-    inner = model.model
-    for path in ("model.layers", "model.language_model.layers", "transformer.h", "gpt_neox.layers"):
-        obj = inner
-        try:
-            for part in path.split("."):
-                obj = getattr(obj, part)
-            return obj
-        except AttributeError:
-            continue
-    raise TypeError(f"cannot find the decoder layers of {type(inner).__name__} (looked for model.layers, "
-                    "transformer.h, gpt_neox.layers)")
+    """The list of decoder blocks of an HFModel's transformers network (``model.model.layers`` for Llama/Gemma-style
+    models, ``transformer.h`` for GPT-2); builds ``model.model``."""
+    from icml25.llm.runners import decoder_layers as layers
+
+    return layers(model.model)
 
 
 @contextmanager
@@ -56,9 +50,8 @@ def score_hf(model: Any, prompts: list[str], answers: list[list[str]], terminato
     from .scoring import LAST_STATS, _split_ids
 
     torch = model._torch
-    hf = model.model
     n, K = len(prompts), len(answers[0])
-    vectors = None
+    vectors, layer = None, 0
     if patch is not None:
         layer, vectors = patch
         vectors = np.asarray(vectors, dtype=np.float32)
@@ -66,47 +59,26 @@ def score_hf(model: Any, prompts: list[str], answers: list[list[str]], terminato
             vectors = np.array(np.broadcast_to(vectors, (n, vectors.shape[0])))
         if vectors.shape[0] != n:
             raise ValueError(f"vector must have one row per prompt ({n}) or be one vector, got shape {vectors.shape}")
-        if vectors.ndim != 2 or vectors.shape[1] != int(model.model.config.hidden_size):
-            raise ValueError(f"vector must have hidden size {model.model.config.hidden_size}, got shape {vectors.shape}")
+        if vectors.ndim != 2 or vectors.shape[1] != int(model.hidden_size):
+            raise ValueError(f"vector must have hidden size {model.hidden_size}, got shape {vectors.shape}")
+        if not 1 <= int(layer) <= model.num_layers:
+            raise ValueError(f"layer must be in 1..{model.num_layers} (decoder layers of this model), got {layer}")
     out = np.zeros((n, K))
-    with torch.inference_mode():
-        for i in progress(range(n), "scoring answers", disable=not show_progress):
-            split = [_split_ids(model._prompt_ids, prompts[i], a + terminator, model._cont_ids) for a in answers[i]]
-            LAST_STATS["boundary_mismatch"] += sum(not ok for _, _, ok in split)
-            # the prompt ids of the first answer; another answer whose boundary merged falls back to the plain ids
-            p = model._prompt_ids(prompts[i])
-            conts = [c for _, c, _ in split]
-            ids = torch.tensor([p], dtype=torch.long, device=model.device)
-            if vectors is not None:
-                v = torch.as_tensor(vectors[i], device=model.device)
+    for i in progress(range(n), "scoring answers", disable=not show_progress):
+        split = [_split_ids(model._prompt_ids, prompts[i], a + terminator, model._cont_ids) for a in answers[i]]
+        LAST_STATS["boundary_mismatch"] += sum(not ok for _, _, ok in split)
+        # the prompt ids of the first answer; another answer whose boundary merged falls back to the plain ids
+        p = model._prompt_ids(prompts[i])
+        hook = None
+        if vectors is not None:
+            v = torch.as_tensor(vectors[i])
 
-                def put(h: Any, v: Any = v) -> Any:
-                    h = h.clone()
-                    h[:, -1] = v.to(h.dtype)
-                    return h
+            def put(h: Any, v: Any = v) -> Any:
+                h = h.clone()
+                h[:, -1] = v.to(h.dtype)
+                return h
 
-                with layer_hook(model, int(layer), put):
-                    first = hf(input_ids=ids, use_cache=True, **model._last_kw)
-            else:
-                first = hf(input_ids=ids, use_cache=True, **model._last_kw)
-            lp0 = torch.log_softmax(first.logits[0, -1].float(), -1)
-            total = np.array([float(lp0[c[0]]) for c in conts])
-            longest = max(len(c) for c in conts)
-            if longest > 1:
-                cache = model._cache_of(first)
-                cache.batch_repeat_interleave(K)
-                L = len(p)
-                width = longest - 1  # the last answer token is predicted, never fed
-                x = torch.full((K, width), model.pad_id, dtype=torch.long)
-                for r, c in enumerate(conts):
-                    x[r, :len(c) - 1] = torch.tensor(c[:-1], dtype=torch.long)
-                mask = torch.ones((K, L + width), dtype=torch.long, device=model.device)
-                pos = (L + torch.arange(width)).unsqueeze(0).expand(K, -1).to(model.device)
-                o = hf(input_ids=x.to(model.device), attention_mask=mask, position_ids=pos, use_cache=True,
-                       **{model._cache_kw: cache})
-                lp = torch.log_softmax(o.logits.float(), -1).cpu()
-                for r, c in enumerate(conts):
-                    if len(c) > 1:
-                        total[r] += float(lp[r, torch.arange(len(c) - 1), torch.tensor(c[1:])].sum())
-            out[i] = np.exp(total)
+            hook = (int(layer), put)
+        lps = model.score_continuations(p, [c for _, c, _ in split], hook=hook)
+        out[i] = np.exp([float(lp.sum()) for lp in lps])
     return out
