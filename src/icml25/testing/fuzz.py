@@ -465,11 +465,12 @@ def _run_case(case: BadInputCase, module: Any, res: FuzzResult, draws: int) -> N
         res.failures.append(f"{case.name}: bad argument(s) {missing} are not in its valid kwargs")
         return
     try:
-        with _time_limit(VALID_CALL_LIMIT_S):
+        limit = max(VALID_CALL_LIMIT_S, float(getattr(case, "valid_limit_s", VALID_CALL_LIMIT_S)))
+        with _time_limit(limit):
             fn(**kwargs)
         res.valid_calls += 1
     except _CallTimeout:
-        res.failures.append(f"{case.name}: the valid example call took over {VALID_CALL_LIMIT_S:g}s; make it smaller")
+        res.failures.append(f"{case.name}: the valid example call took over {limit:g}s; make it smaller")
         return
     except Exception as exc:  # noqa: BLE001
         res.failures.append(f"{case.name}: the valid example call failed: {type(exc).__name__}: {exc}")

@@ -54,6 +54,8 @@ class BadInputCase:
         For ``"Class.method"``: zero-argument function returning a ready instance (fitted if needed).
     skip : str
         Reason this callable takes no numeric user input to corrupt (e.g. a constant-free enum, a protocol).
+    valid_limit_s : float
+        Time limit of the valid call (default 60 s; longer only where the first call builds a cache).
     warns : type, optional
         A warning category that a bad input may raise instead of an error (documented behaviour).
     """
@@ -64,6 +66,8 @@ class BadInputCase:
     obj: Callable[[], Any] | None = None
     skip: str = ""
     warns: type | None = None
+    #: time limit of the valid call in seconds (longer only for a call that may build a cache on first use)
+    valid_limit_s: float = 60.0
 
 
 def requires(*modules: str) -> Any:
