@@ -85,3 +85,19 @@ def test_write_index_leaves_no_staging(tmp_path) -> None:
     path = write_index(tmp_path)
     assert path.read_text().startswith("# icml25 reproduction index")
     assert not list(tmp_path.rglob(f"{PARTIAL_PREFIX}*"))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs /proc")
+def test_a_killed_but_unreaped_process_counts_as_gone(tmp_path) -> None:
+    # kill(pid, 0) succeeds for a zombie; a worker killed with its parent stays one where init does not reap
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while open(f"/proc/{proc.pid}/stat").read().rpartition(")")[2].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the child did not exit"
+        time.sleep(0.05)
+    zombie = tmp_path / f"{PARTIAL_PREFIX}{_host()}-{proc.pid}"
+    zombie.mkdir()
+    try:
+        assert remove_stale_partials(tmp_path) == [zombie] and not zombie.exists()
+    finally:
+        proc.wait()

@@ -153,7 +153,17 @@ def _is_stale(path: Path) -> bool:
         return True
     except (PermissionError, OSError):
         return False
-    return False
+    return _is_zombie(int(pid))
+
+
+def _is_zombie(pid: int) -> bool:
+    """Whether ``pid`` has exited but not been reaped (a killed worker whose parent died too, in a container whose
+    init does not reap): ``kill(pid, 0)`` still succeeds for it. False where ``/proc`` cannot tell."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] in (["Z"], ["X"])
 
 
 def remove_stale_partials(out_dir: str | Path) -> list[Path]:
