@@ -159,3 +159,32 @@ def test_an_unmeasured_is_true_claim_never_holds() -> None:
     c = rep.add_claim(id="B", statement="b", paper_value=None, measured=float("nan"), comparison="is_true",
                       kind="check", scale=Scale.FULL, note="undefined at quick size")
     assert not c.held and c.status == "not measured"
+
+
+def test_closest_preset_names_the_preset_a_config_was_made_from() -> None:
+    import dataclasses
+
+    from icml25.core.plan import closest_preset
+
+    @dataclasses.dataclass(frozen=True)
+    class Cfg:
+        a: int = 1
+        b: int = 1
+        c: int = 1
+
+        @classmethod
+        def quick(cls):  # type: ignore[no-untyped-def]
+            return cls()
+
+        @classmethod
+        def full(cls):  # type: ignore[no-untyped-def]
+            return cls(a=2, b=2)
+
+        @classmethod
+        def paper(cls):  # type: ignore[no-untyped-def]
+            return cls(a=3, b=3, c=3)
+
+    assert closest_preset(Cfg()) == "quick"
+    assert closest_preset(dataclasses.replace(Cfg.full(), c=9)) == "full"  # --set on the full preset
+    assert closest_preset(Cfg(a=3, b=2, c=1)) == "full"  # one differing field from full and from quick: the larger
+    assert closest_preset(Cfg.paper()) == "paper"

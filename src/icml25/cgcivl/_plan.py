@@ -3,10 +3,9 @@ trained, torch is not imported."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from icml25.core.plan import Needs, Plan, UnitCost
+from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
 
 from .data import OGBENCH_URL
 
@@ -56,9 +55,7 @@ def cgcivl_plan(cfg: Config) -> Any:
                       + ("; ablations on the first seed" if cfg.ablations else ""))
         datasets.append("OGBench pointmaze-large-stitch-v0 (download)" if cfg.data_source == "ogbench"
                         else f"generated pointmaze-large-stitch ({cfg.f_episodes} episodes)")
-    presets = {"paper": type(cfg).paper(), "full": type(cfg).full(), "quick": type(cfg).quick()}
-    scale = min(presets, key=lambda k: sum(getattr(cfg, f.name) != getattr(presets[k], f.name)
-                                           for f in dataclasses.fields(cfg)))
+    scale = closest_preset(cfg)
     downloads = tuple(f"{OGBENCH_URL}/pointmaze-{m}-stitch-v0.npz" for m in ("medium", "large")
                       if cfg.data_source == "ogbench" and (m == "medium" or cfg.large))
     return Plan(slug="cgcivl", scale=scale, stages=stages,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Plan", "UnitCost", "Needs", "format_seconds", "plans_table"]
+__all__ = ["Plan", "UnitCost", "Needs", "format_seconds", "plans_table", "closest_preset"]
 
 
 @dataclass(frozen=True)
@@ -148,6 +148,25 @@ class Plan:
         d = asdict(self)
         d["estimated_seconds"] = self.estimated_seconds
         return d
+
+
+def closest_preset(config: Any) -> str:
+    """The preset (``"quick"``, ``"full"`` or ``"paper"``) a config dataclass differs from in the fewest fields.
+
+    The scale a ``Config.plan()`` called on a hand-made config reports (``--set`` changes a few fields of a preset;
+    the registry relabels plans it builds itself with the scale asked for). A tie goes to the larger scale.
+    ``config``'s class must have the classmethods ``quick()``, ``full()`` and ``paper()``.
+    """
+    import dataclasses
+
+    names = [f.name for f in dataclasses.fields(config)]
+    cls = type(config)
+
+    def differing(preset: str) -> int:
+        other = getattr(cls, preset)()
+        return sum(getattr(config, n) != getattr(other, n) for n in names)
+
+    return min(("paper", "full", "quick"), key=differing)
 
 
 def format_seconds(seconds: float) -> str:

@@ -3,10 +3,9 @@ the presets name: nothing is decoded, no netlist is read."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from icml25.core.plan import Needs, Plan, UnitCost
+from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
 
 if TYPE_CHECKING:
     from .reproduce import Config
@@ -49,9 +48,7 @@ def egplace_plan(cfg: Config) -> Any:
         costs.append(UnitCost(f"ISPD2005 {c} (M≈{ISPD_MACROS[c]}, G={ISPD_GRID[c]})", "evaluation",
                               2 * cfg.n_seeds * cfg.search_evals, _decode_s(ISPD_MACROS[c], ISPD_GRID[c]), where,
                               "macro count from the MaskPlace/WireMask-BBO tables"))
-    presets = {"paper": type(cfg).paper(), "full": type(cfg).full(), "quick": type(cfg).quick()}
-    scale = min(presets, key=lambda k: sum(getattr(cfg, f.name) != getattr(presets[k], f.name)
-                                           for f in dataclasses.fields(cfg)))
+    scale = closest_preset(cfg)
     stages = ["decoder equivalence, incremental decoding, mask speed (synthetic + ibm01)",
               f"ibm01: WireMask-EA vs EGPlace, {cfg.n_seeds} seeds x {cfg.search_evals} evaluations, G={cfg.search_grid}"]
     if cfg.ablation_seeds:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from icml25.core.plan import Needs, Plan, UnitCost
+from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
 
 #: CPU seconds per unit, from a timing snippet of the real code on this (loaded) 2-core machine: one random tree of
 #: the exactness check, one synthetic sample at one blur level (decode 8 metrics x optimal + 7 heuristics, score,
@@ -35,7 +34,7 @@ def hier_decoding_plan(cfg: Any) -> Plan:
                       SAMPLE_S / par, MEASURED + " (with 300 bootstrap resamples)", note),
              UnitCost("F2 ImCLEF07A runs", "training row x run", f2, ROW_S / par, MEASURED, note),
              UnitCost("F3 timings", "run", 1, TIMING_S, MEASURED)]
-    return Plan(slug="hier_decoding", scale=_preset_name(cfg), runs=1 + cfg.f2_seeds * len(cfg.f2_sigmas),
+    return Plan(slug="hier_decoding", scale=closest_preset(cfg), runs=1 + cfg.f2_seeds * len(cfg.f2_sigmas),
                 stages=[f"Q1: optimal decoders vs exhaustive search on {cfg.n_trees} random trees (<= "
                         f"{cfg.max_tree_nodes} nodes)",
                         f"Q2: synthetic posteriors on tieredImageNet-H, blurs {list(cfg.q2_blurs)}",
@@ -53,10 +52,3 @@ def hier_decoding_plan(cfg: Any) -> Plan:
                 notes=["the paper's posteriors come from 9 torchvision models on the real test images, which do not "
                        "ship: F1 uses synthetic blurred posteriors at every scale"])
 
-
-def _preset_name(cfg: Any) -> str:
-    """The preset ``cfg`` is closest to (fewest differing fields; ``--set`` changes a few)."""
-    cls = type(cfg)
-    fields = [f.name for f in dataclasses.fields(cfg)]
-    return min(("quick", "full", "paper"),
-               key=lambda name: sum(getattr(cfg, f) != getattr(getattr(cls, name)(), f) for f in fields))

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from icml25.core.plan import Needs, Plan, UnitCost
+from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
 
 #: CPU seconds per digit and epoch of VAE training: spec §7, "60 epochs ~ 60 s" for the 1,797 digits
 VAE_TRAIN_S = 60.0 / (1797 * 60)
@@ -32,7 +31,7 @@ def inference_scaling_plan(cfg: Any) -> Plan:
              UnitCost("VAE single attempts (per temperature)", "attempt", attempts, ATTEMPT_S, MEASURED),
              UnitCost("VAE correlated attempts (per rho)", "attempt", corr, CORR_ATTEMPT_S, MEASURED)]
     mem_gb = 4.0 * (attempts / temps + corr / max(len(cfg.vae_rhos), 1)) * 1e-9 * 3
-    return Plan(slug="inference_scaling", scale=_preset_name(cfg), runs=1,
+    return Plan(slug="inference_scaling", scale=closest_preset(cfg), runs=1,
                 stages=["per-problem beta-binomial fits of 7 Pythia models on MATH (shipped counts)",
                         "Eq. 7 fits of the digitised Brown et al. curves",
                         f"extrapolation of pass@1e4 from {cfg.extrap_budget} attempts ({cfg.extrap_seeds} seeds); "
@@ -49,10 +48,3 @@ def inference_scaling_plan(cfg: Any) -> Plan:
                 notes=["the paper's VAE data set and sizes were not retrievable (spec §5): the VAE memorises "
                        "scikit-learn's digits (no download)"])
 
-
-def _preset_name(cfg: Any) -> str:
-    """The preset ``cfg`` is closest to (fewest differing fields; ``--set`` changes a few)."""
-    cls = type(cfg)
-    fields = [f.name for f in dataclasses.fields(cfg)]
-    return min(("quick", "full", "paper"),
-               key=lambda name: sum(getattr(cfg, f) != getattr(getattr(cls, name)(), f) for f in fields))

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
-from icml25.core.plan import Needs, Plan, UnitCost
+from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
 
 #: seconds per simulated or resampled data set of n records: privatise, fit the RR-MLE, the naive and the debiased
 #: estimators. The per-record slope is from a timing snippet of ``_fit_many`` on this 2-core machine; the per-
@@ -38,7 +37,7 @@ def label_dp_plan(cfg: Any) -> Plan:
         costs.append(UnitCost(what, "fitted repetition", reps,
                               PER_REP_S + PER_RECORD_S * records / max(reps, 1), MEASURED,
                               f"{PER_REP_S:g} s per repetition + {PER_RECORD_S:g} s per record"))
-    return Plan(slug="label_dp", scale=_preset_name(cfg), runs=1,
+    return Plan(slug="label_dp", scale=closest_preset(cfg), runs=1,
                 stages=["E1: vertex characterisation, grid search, convexity, (eps, delta) designs, privacy audit",
                         f"E2: RR-MLE vs naive vs debiased, n = {cfg.sim_n}, eps = {cfg.sim_eps:g}, "
                         f"{cfg.sim_reps} repetitions",
@@ -53,10 +52,3 @@ def label_dp_plan(cfg: Any) -> Plan:
                 needs=Needs(cpu_cores=1, ram_gb=2.0, disk_gb=0.1), costs=costs,
                 notes=["only the paper's abstract was readable: the paper preset's sizes are our choice"])
 
-
-def _preset_name(cfg: Any) -> str:
-    """The preset ``cfg`` is closest to (fewest differing fields; ``--set`` changes a few)."""
-    cls = type(cfg)
-    fields = [f.name for f in dataclasses.fields(cfg)]
-    return min(("quick", "full", "paper"),
-               key=lambda name: sum(getattr(cfg, f) != getattr(getattr(cls, name)(), f) for f in fields))

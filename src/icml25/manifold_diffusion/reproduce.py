@@ -3,13 +3,13 @@ The experiments are in ``experiment.py``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from icml25.core import Report, Scale, reproduction
-from icml25.core.plan import Needs, Plan, UnitCost
+from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
 from icml25.core.registry import reproduction_stub
 from icml25.core.validation import check_int, check_positive, check_real
 
@@ -138,7 +138,7 @@ class Config:
             costs.append(UnitCost("digits PCA, 4 strategies (MNIST substitute)", "pass", self.digits_passes, 0.37, on))
             data.append("scikit-learn digits, 1797 × 64 (shipped with scikit-learn)")
         return Plan(
-            slug="manifold_diffusion", scale=self._preset_name(),
+            slug="manifold_diffusion", scale=closest_preset(self),
             stages=["agreement check (combine steps only)",
                     f"synthetic PCA (Fig. 2): {self.pca_runs} runs × T={self.pca_iters}",
                     f"one-step vs exact Fréchet combine (Fig. 6): {self.eff_runs} runs × T={self.eff_iters}",
@@ -154,16 +154,6 @@ class Config:
                                                disk_gb=0.1, downloads=downloads), costs=costs,
             notes=["Not run at any scale: the uniform-rule topology (Fig. 7) and GMM on MNIST (Fig. 5)."])
 
-    def _preset_name(self) -> str:
-        """The preset this config is closest to (most equal fields; a tie goes to the larger scale): the plan's
-        scale."""
-        best = (-1, "quick")
-        for name in ("quick", "full", "paper"):
-            preset = getattr(Config, name)()
-            same = sum(getattr(self, f.name) == getattr(preset, f.name) for f in fields(self))
-            if same >= best[0]:
-                best = (same, name)
-        return best[1]
 
 
 @reproduction(slug="manifold_diffusion", title=TITLE, arxiv="", extras=("stats", "plot"), config=Config)

@@ -4,13 +4,13 @@ MoM k-means and MoM regression under heavy tails and contamination. The experime
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from icml25.core import Report, Scale, reproduction
-from icml25.core.plan import Needs, Plan, UnitCost
+from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
 from icml25.core.registry import reproduction_stub
 from icml25.core.validation import check_int, check_probability, check_real
 
@@ -126,7 +126,7 @@ class Config:
                      2.27e-4 + (4.8e-4 if self.with_theilsen else 0.0), measured, "one repetition at n=2000"),
         ]
         return Plan(
-            slug="median_of_means", scale=self._preset_name(),
+            slug="median_of_means", scale=closest_preset(self),
             stages=[f"E1 classical MoM bound: {self.bound_reps} samples of n={self.bound_n} (Lomax α={self.bound_alpha})",
                     f"E2 uniform estimation: α ∈ {list(self.alphas)}, n ∈ {list(self.ns)}, {self.n_directions} "
                     f"directions, {self.uniform_reps} reps; class sizes {list(self.class_sizes)} at n={self.class_n}",
@@ -139,16 +139,6 @@ class Config:
             runs=1, needs=Needs(cpu_cores=2, ram_gb=2.0, disk_gb=0.1), costs=costs,
             notes=["The paper has no experiments (theory); every size is the spec's or ours (Config.paper docstring)."])
 
-    def _preset_name(self) -> str:
-        """The preset this config is closest to (most equal fields; a tie goes to the larger scale): the plan's
-        scale."""
-        best = (-1, "quick")
-        for name in ("quick", "full", "paper"):
-            preset = getattr(Config, name)()
-            same = sum(getattr(self, f.name) == getattr(preset, f.name) for f in fields(self))
-            if same >= best[0]:
-                best = (same, name)
-        return best[1]
 
 
 @reproduction(slug="median_of_means", title=TITLE, arxiv="2506.14673", extras=("stats", "plot"), config=Config)

@@ -3,13 +3,13 @@ Garnet instances, ablations (no truncation, budget ignored). The experiments are
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from icml25.core import Report, Scale, reproduction
-from icml25.core.plan import Needs, Plan, UnitCost
+from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
 from icml25.core.registry import reproduction_stub
 from icml25.core.validation import check_int, check_positive, check_real
 
@@ -89,7 +89,7 @@ class Config:
             UnitCost("ablations (3 variants on Env R)", "episode", 3 * self.K_ablation, 2.9e-3, measured),
         ]
         return Plan(
-            slug="risk_cmdp", scale=self._preset_name(),
+            slug="risk_cmdp", scale=closest_preset(self),
             stages=["oracles: evaluator vs Monte Carlo, OCE identity, LP oracle V* on Env R, planner checks",
                     f"Env R: risk-sensitive and risk-neutral learners, {self.seeds_r} seeds × K={self.K_r} episodes, "
                     "every (π_k, λ_k) evaluated exactly",
@@ -100,16 +100,6 @@ class Config:
             runs=1, needs=Needs(cpu_cores=1, ram_gb=1.0, disk_gb=0.05), costs=costs,
             notes=["The paper has no experiments (theory); the sizes are the spec's or ours (Config.paper docstring)."])
 
-    def _preset_name(self) -> str:
-        """The preset this config is closest to (most equal fields; a tie goes to the larger scale): the plan's
-        scale."""
-        best = (-1, "quick")
-        for name in ("quick", "full", "paper"):
-            preset = getattr(Config, name)()
-            same = sum(getattr(self, f.name) == getattr(preset, f.name) for f in fields(self))
-            if same >= best[0]:
-                best = (same, name)
-        return best[1]
 
 
 @reproduction(slug="risk_cmdp", title=TITLE, arxiv="PMLR 267:19406-19425", extras=("plot",), config=Config)

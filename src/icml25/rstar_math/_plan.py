@@ -20,11 +20,9 @@ _TOKENS_PER_TRAJECTORY, _GPU_TOKENS_PER_S = 8 * 6 * 100, 2000.0
 
 def plan(cfg: Any) -> Any:
     """The :class:`icml25.core.plan.Plan` of ``cfg`` (no heavy import)."""
-    import dataclasses
 
-    from icml25.core.plan import Needs, Plan, UnitCost
+    from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
 
-    from .reproduce import Config
 
     size = cfg.n_embd ** 2 * cfg.n_layer * cfg.block_size / _FULL_SIZE
     where = "2-core CPU, README full run (seed 0, 52 min)"
@@ -66,9 +64,7 @@ def plan(cfg: Any) -> Any:
         needs.update(gpus=1, gpu_memory_gb=80.0, ram_gb=32.0, disk_gb=40.0,
                      weights=(f"PPM folder {cfg.ppm} (7B backbone + value_head.bin)",),
                      server=f"OpenAI-compatible server for {cfg.policy} (e.g. vLLM)")
-    presets = {"paper": Config.paper(), "full": Config.full(), "quick": Config.quick()}
-    scale = min(presets, key=lambda k: sum(getattr(cfg, f.name) != getattr(presets[k], f.name)
-                                           for f in dataclasses.fields(cfg)))
+    scale = closest_preset(cfg)
     return Plan(slug="rstar_math", scale=scale, stages=stages, models=models, datasets=datasets, runs=1,
                 needs=Needs(**needs), costs=costs,
                 notes=["training the 7B policy and PPM (4 rounds on 747k problems) is not implemented; the paper's "

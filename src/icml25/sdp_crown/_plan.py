@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from icml25.core.plan import Needs, Plan, UnitCost
+from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
 
 if TYPE_CHECKING:
     from .reproduce import Config
@@ -85,7 +85,7 @@ def sdp_crown_plan(cfg: Config) -> Plan:
                      "per iteration and method, measured on CNN-C); --set optimize_all=false fixes the intermediate "
                      "bounds as the full preset does")
     return Plan(
-        slug="sdp_crown", scale=_preset_name(cfg),
+        slug="sdp_crown", scale=closest_preset(cfg),
         stages=["Appendix B.3 example and Theorem 4.1/5.2 checks",
                 f"MNIST MLP, ρ = {cfg.mlp_radius:g}: CROWN, α-CROWN, SDP-CROWN (+hybrid), LipNaive, PGD on {n_mlp} "
                 f"images, {cfg.mlp_iters} iterations",
@@ -107,13 +107,4 @@ def sdp_crown_plan(cfg: Config) -> Plan:
                                   "--allow-download)" for m in user)),
         costs=costs, notes=notes)
 
-
-def _preset_name(cfg: Config) -> str:
-    """The preset ``cfg`` was made from (``--set`` may change a few fields): the one it differs least from."""
-    import dataclasses
-
-    def diff(other: Config) -> int:
-        return sum(getattr(cfg, f.name) != getattr(other, f.name) for f in dataclasses.fields(cfg))
-
-    return min(("paper", "full", "quick"), key=lambda name: diff(getattr(type(cfg), name)()))
 

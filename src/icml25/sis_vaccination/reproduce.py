@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from icml25.core import Report, Scale, reproduction
-from icml25.core.plan import Needs, Plan, UnitCost
+from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
 from icml25.core.registry import reproduction_stub
 from icml25.core.validation import check_int
 
@@ -95,7 +95,7 @@ class Config:
                      on, "about half the cells survive to the cap"),
         ]
         return Plan(
-            slug="sis_vaccination", scale=self._preset_name(),
+            slug="sis_vaccination", scale=closest_preset(self),
             stages=[f"simulator checks on K_1,9 ({self.star_reps} × {self.star_steps} steps, {self.hub_reps} hub runs) "
                     f"and the exact ν identity ({self.nu_transitions} transitions)",
                     f"SISLearn vs MLE on the flu graph: {self.learn_seeds} seeds × T={self.learn_T}",
@@ -110,16 +110,6 @@ class Config:
             runs=1, needs=Needs(cpu_cores=1, ram_gb=1.0, disk_gb=0.05), costs=costs,
             notes=["Sizes the paper does not state are ours (Config.paper docstring); a full run took 72 s."])
 
-    def _preset_name(self) -> str:
-        """The preset this config is closest to (most equal fields; a tie goes to the larger scale): the plan's
-        scale."""
-        best = (-1, "quick")
-        for name in ("quick", "full", "paper"):
-            preset = getattr(Config, name)()
-            same = sum(getattr(self, f.name) == getattr(preset, f.name) for f in fields(self))
-            if same >= best[0]:
-                best = (same, name)
-        return best[1]
 
 
 @reproduction(slug="sis_vaccination", title="Learn to Vaccinate: Combining Structure Learning and Effective "

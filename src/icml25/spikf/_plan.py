@@ -6,7 +6,7 @@ import dataclasses
 import math
 from typing import Any
 
-from icml25.core.plan import Needs, Plan, UnitCost
+from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
 
 from .data import BENCHMARKS, split_borders
 
@@ -101,7 +101,7 @@ def spikf_plan(cfg: Any) -> Plan:
     needs = Needs(cpu_cores=max(1, cfg.threads) + 1, gpus=1 if gpu else 0,
                   gpu_memory_gb=(24.0 if big > 100 else 8.0) if gpu else 0.0,
                   ram_gb=32.0 if big > 100 else 4.0, disk_gb=1.0 if len(names) > 2 else 0.2, downloads=downloads)
-    return Plan(slug="spikf", scale=_preset_name(cfg), runs=len(jobs),
+    return Plan(slug="spikf", scale=closest_preset(cfg), runs=len(jobs),
                 stages=[f"load {', '.join(names)}; Informer/Time-Series-Library splits, scaler fitted on train",
                         f"train SpikF on {len(cfg.cells)} cell(s), {cfg.n_seeds} seed(s) on {first}"
                         + (", and the all-ones-mask ablation" if cfg.ablation else ""),
@@ -116,10 +116,3 @@ def spikf_plan(cfg: Any) -> Plan:
                        f"{cfg.patience}) usually ends runs sooner",
                        "the state-of-the-art ANN baselines of claim H2 (iTransformer, PatchTST) are not implemented"])
 
-
-def _preset_name(cfg: Any) -> str:
-    """The preset ``cfg`` is closest to (fewest differing fields; ``--set`` changes a few)."""
-    cls = type(cfg)
-    fields = [f.name for f in dataclasses.fields(cfg)]
-    return min(("paper", "full", "quick"),
-               key=lambda name: sum(getattr(cfg, f) != getattr(getattr(cls, name)(), f) for f in fields))
