@@ -143,7 +143,7 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config, stub: bool = F
     if with_llm:
         experiment.real_model_claims(report, config, seed, stub)
     if Scale.parse(scale).rank < Scale.FULL.rank:
-        experiment.headline_placeholders(report, Scale.parse(scale))
+        experiment.add_unmeasured_headline_claims(report, Scale.parse(scale))
     return report
 
 

@@ -75,7 +75,7 @@ def make_answerer(model: str, config: Any) -> Any:
 HEADLINE_COUNTS = ("F_count_H2_cpopt", "F_count_H2_logits", "F_count_H3")
 
 
-def headline_placeholders(report: Report, scale: Scale) -> None:
+def add_unmeasured_headline_claims(report: Report, scale: Scale) -> None:
     """At quick scale the count claims of the abstract's result need the full or paper run: registered, not measured."""
     for cid, text, paper in _COUNT_CLAIMS:
         if cid in HEADLINE_COUNTS and all(c.id != cid for c in report.claims):
