@@ -182,22 +182,25 @@ def gmm_comparison(a: np.ndarray, seed: int, runs: int, n_iter: int, d: int, n_c
     return {"curves": gaps, "iterations": iters, "max_spd_error": max_err}
 
 
+def _pca_stream(x: np.ndarray, k: int, r: int, rng: np.random.Generator
+                ) -> tuple[np.ndarray, np.ndarray, Grassmann, np.ndarray]:
+    """Centre and shuffle the images ``x`` [n, d], split them over ``k`` agents (the remainder dropped) and return the
+    stream [k, n // k, d], the principal ``r``-subspace of the kept images, the Grassmann manifold and a random start."""
+    x = x - x.mean(axis=0)
+    rng.shuffle(x, axis=0)
+    t_len = len(x) // k
+    x = x[: k * t_len]
+    g = Grassmann(x.shape[1], r)
+    return x.reshape(k, t_len, x.shape[1]), principal_subspace(x, r), g, g.random_point(rng)
+
+
 def digits_pca(a: np.ndarray, seed: int, passes: int, r: int, mu: float, alpha: float, beta: float,
                alpha_c: float, stub: bool = False) -> dict[str, Any]:
     """PCA on scikit-learn's digits (1797 × 64, /16, centred) split over the agents and streamed ``passes`` times."""
     from .data import load_digits_images
 
-    x = load_digits_images() / 16.0
-    x = x - x.mean(axis=0)
-    rng = _rng(seed, 6)
-    rng.shuffle(x, axis=0)
-    k = a.shape[0]
-    t_len = len(x) // k
-    x = x[: k * t_len]
-    target = principal_subspace(x, r)
-    stream = x.reshape(k, t_len, x.shape[1])
-    g = Grassmann(x.shape[1], r)
-    init = g.random_point(rng)
+    stream, target, g, init = _pca_stream(load_digits_images() / 16.0, a.shape[0], r, _rng(seed, 6))
+    t_len = stream.shape[1]
     curves = {}
     for name, algo in _strategies(g, a, mu, alpha, beta, alpha_c, stub=stub).items():
         res = simulate(algo, stream, pca_loss_grad, init, n_iter=passes * t_len, record_every=t_len,
@@ -215,17 +218,8 @@ def mnist_pca(a: np.ndarray, seed: int, images: np.ndarray, r: int, record_every
               ) -> dict[str, Any]:
     """The paper's Fig. 3: PCA on MNIST (/255, centred, shuffled), 3 500 samples per agent streamed once, with the
     official script's step sizes (:data:`MNIST_STEPS`). All agents start from one random point (see README)."""
-    x = np.asarray(images, dtype=float) / 255.0
-    x = x - x.mean(axis=0)
-    rng = _rng(seed, 7)
-    rng.shuffle(x, axis=0)
-    k = a.shape[0]
-    t_len = len(x) // k
-    x = x[: k * t_len]
-    target = principal_subspace(x, r)
-    stream = x.reshape(k, t_len, x.shape[1])
-    g = Grassmann(x.shape[1], r)
-    init = g.random_point(rng)
+    stream, target, g, init = _pca_stream(np.asarray(images, dtype=float) / 255.0, a.shape[0], r, _rng(seed, 7))
+    t_len = stream.shape[1]
     st = MNIST_STEPS
     curves = {}
     algos = _strategies(g, a, st["mu"], st["alpha"], st["beta"], st["alpha_c"], mu_non=st["mu_non"], stub=stub)
