@@ -53,7 +53,8 @@ def test_missing_llm_weights_give_one_line_naming_the_field(tmp_path) -> None:
     import dataclasses
 
     from icml25.core.errors import UsageError
-    from icml25.teduo.reproduce import Config, _load_llm
+    from icml25.teduo.experiment import load_llm
+    from icml25.teduo.reproduce import Config
 
     with pytest.raises(UsageError, match=r"--set llm=hf:"):
-        _load_llm(dataclasses.replace(Config.quick(), llm=f"hf:{tmp_path / 'missing'}"))
+        load_llm(dataclasses.replace(Config.quick(), llm=f"hf:{tmp_path / 'missing'}"))

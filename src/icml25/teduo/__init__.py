@@ -32,7 +32,7 @@ from .babyai import (
     parse_goal,
     relative_position,
 )
-from .dataset import OfflineDataset, decode_state, encode_state
+from .data import OfflineDataset, decode_state, encode_state
 from .evaluation import GoalTabularAgent, RandomPolicy, draw_episodes, evaluate
 from .labeling import Abstractor, GoalMDP, HindsightLabeler, ProxyRewardModel, abstract_features
 from .sft import SFTExample, build_sft_dataset, rollout_empirical

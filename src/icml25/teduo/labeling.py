@@ -17,7 +17,7 @@ from icml25.core.validation import check_array, check_int, check_positive, check
 
 from .abstraction import AbstractionError, AbstractionFn, compile_abstraction, identity_abstraction
 from .babyai import parse_goal
-from .dataset import OfflineDataset
+from .data import OfflineDataset
 
 __all__ = ["Abstractor", "ProxyRewardModel", "HindsightLabeler", "GoalMDP", "abstract_features"]
 

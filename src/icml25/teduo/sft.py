@@ -18,7 +18,7 @@ import numpy as np
 from icml25.core.validation import check_int
 
 from .babyai import SymbolicState, parse_goal
-from .dataset import OfflineDataset
+from .data import OfflineDataset
 from .labeling import GoalMDP
 from .tabular import TabularQ
 

@@ -161,7 +161,7 @@ class OfflineDataset:
             arrays[f"episode_{i}/truncations"] = np.r_[np.zeros(n - 1, dtype=bool), True]
         meta = {"env_spec": self.env_id, "goals": self.goals, "seeds": [int(e["seed"]) for e in self.episodes],
                 "total_episodes": len(self.episodes), "total_steps": self.n_transitions, "action_names": ACTIONS,
-                "observation_encoding": "icml25.teduo.dataset.encode_state"}
+                "observation_encoding": "icml25.teduo.data.encode_state"}
         arrays["metadata"] = np.asarray(json.dumps(meta))
         np.savez_compressed(path, **arrays)
         return path
