@@ -43,9 +43,9 @@ def task_vector_experiment(model: Any, fam: Any, m: int, n_prompts: int, seed: i
     """
     from scipy.stats import spearmanr
 
-    from .prompts import build_prompt
-    from .scoring import answer_probabilities
-    from .task_vectors import TaskVectorExtractor, layer_hidden_states, num_layers
+    from ..prompts import build_prompt
+    from ..scoring import answer_probabilities
+    from ..task_vectors import TaskVectorExtractor, layer_hidden_states, num_layers
 
     rng = np.random.default_rng(seed + 303)
     eye = np.eye(fam.K, dtype=int)

@@ -19,7 +19,7 @@ THREE_TASK_POINTS = ((3, 3, 2), (4, 2, 2), (2, 4, 2), (2, 2, 4))
 
 
 def _family(cfg: Any) -> Any:
-    from .tasks import synthetic_family
+    from ..tasks import synthetic_family
 
     return synthetic_family("F-AB", list(cfg.tasks))
 
@@ -38,7 +38,7 @@ def majority(items: list[Any]) -> np.ndarray:
 
 def train(cfg: Any, seed: int, size: str) -> tuple[Any, dict[str, Any]]:
     """Train one TinyGPT with the config's settings; returns the model and a summary of its history."""
-    from .training import train_icl_model
+    from ..training import train_icl_model
 
     model, hist = train_icl_model(_family(cfg), size=size, steps=cfg.steps, seed=seed, lr=cfg.lr,
                                   batch_size=cfg.batch_size, schedule=cfg.schedule, init=cfg.init,
@@ -51,10 +51,10 @@ def train(cfg: Any, seed: int, size: str) -> tuple[Any, dict[str, Any]]:
 
 def grid_eval(model: Any, cfg: Any, seed: int, stub: bool) -> dict[str, Any]:
     """Single-task accuracy and the answer probabilities at every evaluation point."""
-    from .metrics import calibration_error, superposition_stats
-    from .prompts import build_prompt
-    from .scoring import answer_probabilities
-    from .training import single_task_accuracy
+    from ..metrics import calibration_error, superposition_stats
+    from ..prompts import build_prompt
+    from ..scoring import answer_probabilities
+    from ..training import single_task_accuracy
 
     fam = _family(cfg)
     K = fam.K
@@ -95,7 +95,7 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
     return r if np.isfinite(r) else 0.0
 
 
-def run(rep: Report, cfg: Any, seed: int, stub: bool) -> dict[str, Any]:
+def run_scratch(rep: Report, cfg: Any, seed: int, stub: bool) -> dict[str, Any]:
     """Train (unless ``stub``), evaluate and add the from-scratch tables and claims to ``rep``."""
     sizes = [cfg.size, *[s for s in cfg.scale_sizes if s != cfg.size]]
     seeds = [seed + k for k in range(cfg.n_seeds)]
@@ -121,7 +121,7 @@ def run(rep: Report, cfg: Any, seed: int, stub: bool) -> dict[str, Any]:
     _claims(rep, cfg, main, stub)
     _scale_claims(rep, cfg, res)
     if tv_model is not None and not stub:
-        from ._tv_experiment import add_task_vector_results, task_vector_experiment
+        from .task_vectors import add_task_vector_results, task_vector_experiment
 
         tv = task_vector_experiment(tv_model, _family(cfg), cfg.m_eval, cfg.tv_prompts, seed)
         add_task_vector_results(rep, tv, "scratch", f"from-scratch TinyGPT {cfg.tv_size} (F-AB {tasks}, seed {seed})",
