@@ -82,3 +82,20 @@ def test_core_validation_does_not_import_torch() -> None:
     code = "import sys, icml25.core.validation; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_check_device_accepts_torch_device_strings_and_refuses_an_absent_gpu() -> None:
+    import torch
+
+    from icml25.core.errors import UsageError
+    from icml25.core.validation import check_device
+
+    for ok in ("cpu", "cuda", "cuda:1", "mps"):
+        assert check_device(ok) == ok
+    for bad in ("gpu", "cuda:x", "CUDA", 0, None):
+        with pytest.raises(ValueError, match="'cpu', 'cuda', 'cuda:<i>' or 'mps'"):
+            check_device(bad)
+    assert check_device("cpu", available=True) == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(UsageError, match="--set gpu=cpu"):
+            check_device("cuda", "gpu", available=True)

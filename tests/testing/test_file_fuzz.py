@@ -107,7 +107,7 @@ def _dataset(obj: Any) -> None:
 
 def _teduo_npz(folder: Path) -> Path:
     from icml25.teduo.babyai import SymbolicState
-    from icml25.teduo.dataset import OfflineDataset
+    from icml25.teduo.data import OfflineDataset
 
     def state(x: int) -> Any:
         return SymbolicState(x, 2, 0, None, (("red", "key", 4, 4),))

@@ -31,7 +31,7 @@ __all__ = [
     "precheck_sklearn_X",
     "check_array", "check_real", "check_positive", "check_probability", "check_int", "check_option",
     "check_prob_vector", "check_stochastic_matrix", "check_same_length", "check_fitted", "NotFittedError",
-    "check_tensor",
+    "check_tensor", "check_device",
 ]
 
 
@@ -174,6 +174,33 @@ _TENSOR_KINDS = {
     "int": lambda dt: not dt.is_floating_point and not dt.is_complex and str(dt) != "torch.bool",
     "bool": lambda dt: str(dt) == "torch.bool",
 }
+
+
+def check_device(device: Any, name: str = "device", *, available: bool = False) -> str:
+    """Check a torch device string: ``"cpu"``, ``"cuda"``, ``"cuda:<i>"`` or ``"mps"``; return it.
+
+    With ``available=True`` a CUDA device is also refused when torch sees no GPU (torch is imported only then), with
+    the fix (``--set device=cpu``) in the message: call it before anything runs.
+
+    Raises
+    ------
+    ValueError
+        ``device`` is not one of the forms above.
+    UsageError
+        ``available=True`` and ``device`` names CUDA, but no CUDA GPU is visible.
+    """
+    if not isinstance(device, str) or not (device in ("cpu", "cuda", "mps")
+                                           or (device.startswith("cuda:") and device[5:].isdigit())):
+        raise ValueError(f"{name} must be 'cpu', 'cuda', 'cuda:<i>' or 'mps', got {_describe(device)}")
+    if available and device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            from .errors import UsageError
+
+            raise UsageError(f"{name}={device!r} needs a CUDA GPU and a CUDA build of torch, and torch sees none; "
+                             f"pass --set {name}=cpu to run on the CPU (--dry-run says how long that takes)")
+    return device
 
 
 def check_tensor(x: Any, name: str, *, ndim: int | Sequence[int] | None = None,

@@ -47,7 +47,7 @@ class Config:
     torch_threads: int = 1  # torch/BLAS CPU threads (the runner applies them)
 
     def __post_init__(self) -> None:
-        from icml25.core.validation import check_int, check_probability
+        from icml25.core.validation import check_device, check_int, check_probability
 
         for name in ("q1_splits", "q2_splits", "q2_epochs", "n_options", "resplits", "cpopt_epochs", "batch_size",
                      "torch_threads"):
@@ -72,8 +72,7 @@ class Config:
                                  f"<= 1 with cal, test > 0, got {fr!r}")
         if self.mmlu_subjects not in ("shipped", "all"):
             raise ValueError(f"mmlu_subjects must be 'shipped' or 'all', got {self.mmlu_subjects!r}")
-        if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith(("cuda", "mps"))):
-            raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:<i>' or 'mps', got {self.device!r}")
+        check_device(self.device)
         for name in ("q1_n_cal", "q1_n_test", "n_cal", "n_test"):
             check_int(getattr(self, name), name, low=20)  # floor(0.05 (n + 1)) >= 1: a finite threshold
         check_probability(self.claim_alpha, "claim_alpha", open_low=True, open_high=True)

@@ -67,16 +67,6 @@ def _train_qtheta(cfg: Config, f: Ehrlich, prev: np.ndarray, nxt: np.ndarray, se
     return q
 
 
-def check_device(cfg: Config) -> None:
-    """Refuse a CUDA device that torch does not see (before anything runs)."""
-    import torch
-
-    if cfg.device.startswith("cuda") and not torch.cuda.is_available():
-        from icml25.core.errors import UsageError
-
-        raise UsageError(f"mcmc_extrapolation: device={cfg.device!r} but torch sees no CUDA GPU; run on a GPU "
-                         "machine or pass --set device=cpu (slow at this size)")
-
 
 def run_mh_exactness(rep: Report, cfg: Config, seed: int) -> None:
     """MH against the exact target on an 81-state space; claim M1."""

@@ -9,7 +9,7 @@ from pathlib import Path
 from icml25.core import Report, Scale, reproduction
 from icml25.core.plan import Plan
 from icml25.core.registry import reproduction_stub
-from icml25.core.validation import check_int, check_option, check_real
+from icml25.core.validation import check_device, check_int, check_option, check_real
 
 from . import experiment
 from .episodes import STRATEGIES
@@ -67,8 +67,7 @@ class Config:
             check_option(s, "selections", STRATEGIES)
         if self.long_budget >= self.mh_long_steps + 1 or self.steps * self.n_candidates > self.mh_long_steps:
             raise ValueError("mh_long_steps must cover long_budget and the matched budget steps * n_candidates")
-        if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith(("cuda", "mps"))):
-            raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:<i>' or 'mps', got {self.device!r}")
+        check_device(self.device)
 
     @classmethod
     def quick(cls) -> Config:
@@ -121,7 +120,7 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config, trained: bool 
     """MH exactness, then MH chains -> selected states -> q_θ, compared with MH and hill climbing (``trained=False``:
     the stub's untrained q_θ)."""
     check_int(seed, "seed", low=0)
-    experiment.check_device(config)
+    check_device(config.device, available=True)
     rep = Report(slug="mcmc_extrapolation", title=TITLE, scale=scale)
     experiment.run_mh_exactness(rep, config, seed)
     p1 = experiment.run_chains(config, seed)

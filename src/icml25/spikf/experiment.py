@@ -61,16 +61,6 @@ def _splits(cell: str, cfg: Config, cache: dict[str, Any]) -> dict[str, Any]:
             "horizon": int(horizon), "sizes": {f: len(d) for f, d in ds.items()}}
 
 
-def check_device(cfg: Config) -> None:
-    """Refuse a CUDA device that torch does not see (before anything runs)."""
-    import torch
-
-    from icml25.core.errors import UsageError
-
-    if cfg.device.startswith("cuda") and not torch.cuda.is_available():
-        raise UsageError(f"device={cfg.device!r} needs a CUDA GPU and a CUDA build of torch, and none is available; "
-                         "pass --set device=cpu to run on the CPU (see --dry-run for how long that takes)")
-
 
 def _spikf(cfg: Config, d: dict[str, Any], seed: int, selection: bool, desc: str) -> dict[str, Any]:
     import torch

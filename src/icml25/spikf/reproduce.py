@@ -11,7 +11,7 @@ from typing import Any
 from icml25.core import Report, Scale, reproduction
 from icml25.core.registry import reproduction_stub
 from icml25.core.threads import thread_limits
-from icml25.core.validation import check_int, check_option, check_positive, check_real
+from icml25.core.validation import check_device, check_int, check_option, check_positive, check_real
 
 from . import experiment
 
@@ -68,9 +68,7 @@ class Config:
         for name in ("ablation", "per_dataset"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
-        dev = self.device
-        if not isinstance(dev, str) or not (dev in ("cpu", "cuda") or (dev.startswith("cuda:") and dev[5:].isdigit())):
-            raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:<index>', got {dev!r}")
+        check_device(self.device)
 
     @classmethod
     def quick(cls) -> Config:
@@ -110,7 +108,7 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config, stub: bool = F
     """SpikF vs DLinear on ETTh1/ETTh2, the all-ones-mask ablation, firing rates, mask statistics and energy
     (``stub``: DLinear in SpikF's place)."""
     check_int(seed, "seed", low=0)
-    experiment.check_device(config)
+    check_device(config.device, available=True)
     with thread_limits(config.threads):
         rep = Report(slug="spikf", title=TITLE, scale=Scale.parse(scale))
         runs = experiment.train_all(config, seed, stub)
