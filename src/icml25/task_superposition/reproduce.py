@@ -13,7 +13,7 @@ from pathlib import Path
 from icml25.core import Report, Scale, reproduction
 from icml25.core.plan import Plan
 from icml25.core.registry import reproduction_stub
-from icml25.core.validation import check_int, check_option, check_positive, check_real
+from icml25.core.validation import check_device, check_int, check_option, check_positive, check_real
 
 from . import experiment
 from ._validation import check_model_name, model_tag, parse_setting
@@ -91,8 +91,7 @@ class Config:
             raise ValueError(f"scale_models must name >= 2 of real_models (smallest first), got {self.scale_models!r}")
         if len({model_tag(m) for m in self.real_models}) != len(self.real_models):
             raise ValueError(f"real_models must have distinct names, got {self.real_models!r}")
-        if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith(("cuda", "mps"))):
-            raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:<i>' or 'mps', got {self.device!r}")
+        check_device(self.device)
         for spec in (*self.real_settings, self.tv_setting):
             parse_setting(spec)
         if not isinstance(self.real_lams, tuple) or len(self.real_lams) < 3:

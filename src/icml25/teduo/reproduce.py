@@ -11,7 +11,7 @@ from pathlib import Path
 from icml25.core import Report, Scale, reproduction
 from icml25.core.plan import Plan
 from icml25.core.registry import reproduction_stub
-from icml25.core.validation import check_int, check_positive, check_probability
+from icml25.core.validation import check_device, check_int, check_positive, check_probability
 
 from . import experiment
 
@@ -66,8 +66,7 @@ class Config:
                              f"weights), got {self.llm!r}")
         if not isinstance(self.llm_baseline, bool):
             raise TypeError(f"llm_baseline must be a bool, got {self.llm_baseline!r}")
-        if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith(("cuda", "mps"))):
-            raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:<i>' or 'mps', got {self.device!r}")
+        check_device(self.device)
 
     @classmethod
     def quick(cls) -> Config:
