@@ -3,6 +3,7 @@ reproduction, resolvable ``__all__``, SOURCE.md beside data, and imports no othe
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
 from pathlib import Path
@@ -94,3 +95,54 @@ def test_paper_readme_opens_with_its_recorded_verdict(slug: str) -> None:
     """The first line of each paper's README is its verdict, generated from its verdict.json (`make readme`)."""
     first = (PACKAGE_ROOT / slug / "README.md").read_text(encoding="utf-8").split("\n", 1)[0]
     assert first == _readme_script().verdict_line(slug), f"{slug}/README.md's verdict line is stale: run `make readme`"
+
+
+#: file names the template replaced (src/icml25/README.md): the stage module is experiment.py (or experiment/),
+#: data loading data.py, paper-specific validation _validation.py
+LEGACY_NAMES = {"_experiments.py": "experiment.py", "_experiment.py": "experiment.py",
+                "datasets.py": "data.py", "dataset.py": "data.py", "_checks.py": "_validation.py"}
+#: the longest function the template allows in reproduce.py's stage order and in the experiment's stage functions
+MAX_STAGE_LINES = 80
+#: reproduce.py's top level: the Config class and short functions (the registration, the stub, the stage order)
+MAX_REPRODUCE_FUNCTION_LINES = 30
+
+
+def _functions(tree: ast.AST) -> list[tuple[str, int]]:
+    return [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_paper_folder_follows_the_template(slug: str) -> None:
+    """The file roles of src/icml25/README.md: reproduce.py holds Config, the registration, the stub and the order
+    of the stages; the stages live in experiment.py or experiment/ as functions under MAX_STAGE_LINES lines; the
+    fixed names abstract.py, data.py, _validation.py; no file under a name the template replaced."""
+    folder = PACKAGE_ROOT / slug
+    for name in ("__init__.py", "reproduce.py", "abstract.py", "README.md"):
+        assert (folder / name).is_file(), f"{slug}: {name} is missing (see src/icml25/README.md)"
+    stages = [folder / "experiment.py"] if (folder / "experiment.py").is_file() else \
+        sorted((folder / "experiment").glob("*.py"))
+    assert stages, f"{slug}: the stage functions belong in experiment.py or an experiment/ package"
+    for old, new in LEGACY_NAMES.items():
+        assert not (folder / old).exists(), f"{slug}: {old} is named {new} in the template"
+    tree = ast.parse((folder / "reproduce.py").read_text(encoding="utf-8"))
+    classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef)]
+    assert classes == ["Config"], f"{slug}: reproduce.py defines the classes {classes}; only Config belongs there"
+    long = [f"{n.name} ({n.end_lineno - n.lineno + 1} lines)" for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.end_lineno - n.lineno + 1 > MAX_REPRODUCE_FUNCTION_LINES]
+    assert not long, f"{slug}: reproduce.py holds the order of the stages only; move {long} to the experiment"
+    for path in stages:
+        long = [f"{name} ({n} lines)" for name, n in _functions(ast.parse(path.read_text(encoding="utf-8")))
+                if n > MAX_STAGE_LINES]
+        assert not long, f"{slug}: {path.name}: stage functions over {MAX_STAGE_LINES} lines: {long}"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_no_paper_sets_process_wide_threads(slug: str) -> None:
+    """Threads are the runner's (Config.threads or @reproduction(threads=)) or a ``thread_limits`` block, which
+    restores them; ``torch.set_num_threads`` in a paper would change the process for everything after it."""
+    hits = [f"{p.relative_to(PACKAGE_ROOT)}:{i}" for p in (PACKAGE_ROOT / slug).rglob("*.py")
+            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+            if "set_num_threads(" in line and not line.lstrip().startswith("#")]
+    assert not hits, f"use icml25.core.threads.thread_limits instead of torch.set_num_threads: {hits}"
