@@ -61,7 +61,7 @@ def test_paper_preset_and_model_fields() -> None:
 def test_missing_local_weights_give_one_line_naming_the_field(tmp_path) -> None:
     pytest.importorskip("transformers")
     from icml25.core.errors import UsageError
-    from icml25.demark.reproduce import _load
+    from icml25.demark.experiment.real import load_local_model
 
     with pytest.raises(UsageError, match=r"--set real_model=hf:"):
-        _load(f"hf:{tmp_path / 'missing'}", "cpu", "real_model")
+        load_local_model(f"hf:{tmp_path / 'missing'}", "cpu", "real_model")
