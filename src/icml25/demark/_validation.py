@@ -12,9 +12,3 @@ def check_local_model_spec(value: object, name: str, allow_empty: bool = False) 
         raise ValueError(f"{name} must be a local model spec hf:<folder> or pretrained:<name> (the watermark "
                          f"is applied in-process to its logits){'' if not allow_empty else ', or empty'}"
                          f", got {value!r}")
-
-
-def check_torch_device(device: object) -> None:
-    """``device`` is ``"cpu"``, ``"cuda"``, ``"cuda:<i>"`` or ``"mps"`` (a ValueError otherwise)."""
-    if not isinstance(device, str) or not (device == "cpu" or device.startswith(("cuda", "mps"))):
-        raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:<i>' or 'mps', got {device!r}")

@@ -12,10 +12,10 @@ from pathlib import Path
 from icml25.core import Report, Scale, reproduction
 from icml25.core.plan import Plan
 from icml25.core.registry import reproduction_stub
-from icml25.core.validation import check_int, check_positive, check_real
+from icml25.core.validation import check_device, check_int, check_positive, check_real
 
 from . import experiment
-from ._validation import check_local_model_spec, check_torch_device
+from ._validation import check_local_model_spec
 
 TITLE = "De-mark: Watermark Removal in Large Language Models"
 ARXIV = "2410.13808"
@@ -87,7 +87,7 @@ class Config:
             raise TypeError("real and real_estimate must be booleans")
         check_local_model_spec(self.real_model, "real_model")
         check_local_model_spec(self.real_surrogate, "real_surrogate", allow_empty=True)
-        check_torch_device(self.device)
+        check_device(self.device)
 
     @classmethod
     def quick(cls) -> Config:
