@@ -74,10 +74,10 @@ def test_paper_scale_errors_name_what_to_pass(tmp_path) -> None:
 
 
 def test_quick_run_registers_the_paper_only_claim() -> None:
-    from icml25.cat.reproduce import _paper_only_claims
+    from icml25.cat.experiment import add_paper_only_claims
     from icml25.core import Report
 
     rep = Report(slug="cat", title="t")
-    _paper_only_claims(rep)
+    add_paper_only_claims(rep)
     (c,) = rep.claims
     assert c.scale == Scale.PAPER and c.headline and "not measured here" in c.note and math.isnan(c.measured)

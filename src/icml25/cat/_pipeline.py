@@ -1,6 +1,6 @@
 """The experiment pieces of the reproduction (spec §6): the trained world, protections by name, CAT, customisation.
 
-Private: ``reproduce.py`` composes these; users call the public modules directly.
+Private: ``experiment.py`` composes these; users call the public modules directly.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from torch import nn
 from icml25.core.progress import progress
 from icml25.core.validation import check_int, check_option, check_positive
 
-from ._checks import as_images, check_module, vae_geometry
+from ._validation import as_images, check_module, vae_geometry
 
 __all__ = ["TARGET_PATTERNS", "add_cat_adapter", "cat_parameters", "train_cat_adapter", "encode_with_cat",
            "decode_with_cat"]

@@ -20,7 +20,7 @@ from torch import nn
 from icml25.core.progress import progress
 from icml25.core.validation import check_array, check_int, check_positive
 
-from ._checks import check_module
+from ._validation import check_module
 from .adapter import decode_with_cat
 from .diffusion import NoiseSchedule, ddim_sample, diffusion_loss
 

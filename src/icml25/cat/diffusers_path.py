@@ -17,7 +17,7 @@ import numpy as np
 
 from icml25.core.validation import check_int
 
-from ._checks import check_module
+from ._validation import check_module
 
 __all__ = ["save_cat_adapter", "load_cat_adapter", "load_image_folder"]
 

@@ -16,7 +16,7 @@ from torch import nn
 from icml25.core.progress import progress
 from icml25.core.validation import check_array, check_int, check_positive, check_probability, check_real
 
-from ._checks import check_module
+from ._validation import check_module
 
 __all__ = ["NoiseSchedule", "LatentDenoiser", "diffusion_loss", "ddim_sample", "train_denoiser"]
 

@@ -17,7 +17,7 @@ from torch import nn
 from icml25.core.progress import progress
 from icml25.core.validation import check_array, check_int, check_positive, check_probability
 
-from ._checks import as_images, check_module, vae_geometry
+from ._validation import as_images, check_module, vae_geometry
 
 __all__ = ["latent_distortion", "DigitClassifier", "train_classifier", "identity_scores", "pca_latents"]
 

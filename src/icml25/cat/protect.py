@@ -24,7 +24,7 @@ from torch import nn
 from icml25.core.progress import progress
 from icml25.core.validation import check_int, check_option, check_positive, check_real
 
-from ._checks import as_images, check_module, vae_geometry
+from ._validation import as_images, check_module, vae_geometry
 from .diffusion import NoiseSchedule, diffusion_loss
 
 __all__ = ["random_noise", "pgd", "advdm", "encoder_attack", "mist", "sds", "aspl", "target_pattern"]

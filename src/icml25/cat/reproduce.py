@@ -7,15 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from icml25.core import Report, Scale, reproduction
-from icml25.core.progress import progress
 from icml25.core.registry import reproduction_stub
-from icml25.core.threads import thread_limits
 from icml25.core.validation import check_int, check_option, check_positive, check_real
 
-from ._figures import figure_distortion, figure_samples
+from . import experiment
 
 TITLE = ("CAT: Contrastive Adversarial Training for Evaluating the Robustness of Protective Perturbations in "
          "Latent Diffusion Models")
@@ -57,7 +53,7 @@ class Config:
     db_lr: float = 3e-4
     db_batch: int = 16  # instance batch (the prior batch has the same size)
     n_samples: int = 64  # generated images per customisation
-    threads: int = 1  # torch threads
+    threads: int = 1  # torch/BLAS/OpenMP threads (the runner applies them to the whole run)
     backend: str = "toy"  # "toy" (the digits world trained here) or "diffusers" (the user's Stable Diffusion VAE and
     # face images: claim 1 and the CAT reconstruction; paper())
     sd_model: str = "stabilityai/stable-diffusion-2-1"  # diffusers backend: local SD folder (or cached hub id)
@@ -130,337 +126,34 @@ class Config:
 
     def plan(self) -> Any:
         """The dry run: stages and the time estimate from measured per-step costs."""
-        return _plan(self)
+        from ._plan import cat_plan
 
-
-#: CPU seconds per step (thread clock, 1 thread, this project's shared 2-core machine at load ~7; 20-50 steps of each
-#: with the quick config): VAE at batch 32, classifier, LDM at batch 128, PGD of the encoder attack on 8 images,
-#: CAT adapter (rank 8, encoder), DreamBooth at batch 16
-_TOY_S = {"vae": 0.178, "clf": 0.091, "ldm": 0.011, "pgd": 0.0092, "cat": 0.025, "db": 0.0098}
-#: CPU seconds of one forward + backward pass of SD 2.1's VAE architecture (random weights) on one 256 px image, one
-#: thread, timed here; costs scale with the pixel count. On a GPU it is assumed _SD_GPU_SPEEDUP x faster (not
-#: measured: no GPU in this session; 512 px, batch 4 then takes ~0.33 s per CAT step)
-_SD_CPU_S_256, _SD_GPU_SPEEDUP = 41.4, 2000.0
-
-
-def _plan(cfg: Config) -> Any:
-    import dataclasses
-
-    from icml25.core.plan import Needs, Plan, UnitCost
-
-    presets = {"paper": Config.paper(), "full": Config.full(), "quick": Config.quick()}
-    scale = min(presets, key=lambda k: sum(getattr(cfg, f.name) != getattr(presets[k], f.name)
-                                           for f in dataclasses.fields(cfg)))
-    if cfg.backend == "diffusers":
-        from ._sd_path import SD_PROTECTIONS
-
-        run = [p for p in cfg.protections if p in SD_PROTECTIONS]
-        pgd_imgs = 2 * len(run) * len(cfg.etas[:1]) + len(run) * (len(cfg.etas) - 1)
-        per_image = _SD_CPU_S_256 * (cfg.resolution / 256) ** 2 / (_SD_GPU_SPEEDUP if cfg.device != "cpu" else 1.0)
-        where = "2-core CPU, 1 thread: SD 2.1 VAE architecture, fwd+bwd of one 256 px image (41.4 s), x pixels"
-        gpu = f"GPU assumed {_SD_GPU_SPEEDUP:g}x one CPU thread (not measured)" if cfg.device != "cpu" else ""
-        costs = [UnitCost("encoder attack on SD's VAE (train + held-out sets)", "PGD step x image",
-                          pgd_imgs * cfg.pgd_steps * cfg.n_subject, per_image, where, gpu),
-                 UnitCost("CAT adapter training (SD VAE, LoRA)", "step", cfg.cat_steps if run else 0,
-                          per_image * cfg.cat_batch, where, f"batch {cfg.cat_batch}; {gpu}")]
-        return Plan(slug="cat", scale=scale,
-                    stages=[f"load SD's VAE from {cfg.sd_model} and 2 x {cfg.n_subject} photos from image_dir",
-                            f"protect with {', '.join(run) or 'nothing runnable'} and uniform noise at eta "
-                            f"{', '.join(f'{e:.3g}' for e in cfg.etas)}; latent distortion (claim 1)",
-                            f"CAT adapters ({cfg.cat_target}, rank {cfg.cat_rank}, {cfg.cat_steps} steps) on the "
-                            "protected training photos; reconstruction error on the held-out protected photos"],
-                    models=[f"Stable Diffusion VAE ({cfg.sd_model}), provided by the user"],
-                    datasets=["the user's face photos (CelebA-HQ / VGGFace2 identity) in image_dir"],
-                    runs=1,
-                    needs=Needs(cpu_cores=2, gpus=1 if cfg.device != "cpu" else 0,
-                                gpu_memory_gb=24.0 if cfg.device != "cpu" else 0.0, ram_gb=16.0, disk_gb=6.0,
-                                weights=(f"{cfg.sd_model} (diffusers layout, vae/ subfolder; --set sd_model=<path>)",),
-                                downloads=("CelebA-HQ / VGGFace2 photos of one identity (placed by hand in "
-                                           "image_dir)",)),
-                    costs=costs,
-                    notes=["not implemented at this scale: the UNet-based protections (AdvDM, Mist, SDS, ASPL, "
-                           "MetaCloak, Glaze), DreamBooth/LoRA customisation of SD, ArcFace/RetinaFace scores: the "
-                           "customisation claims stay not measured"])
-    n_cells = len(cfg.protections) * len(cfg.etas)
-    per_seed_db = (2 * n_cells + 2) * cfg.db_steps if cfg.customise else 0
-    where = "2-core CPU, 1 thread, 20-50 steps of the real code timed (thread clock)"
-    costs = [UnitCost("world: VAE training", "step", cfg.vae_steps * cfg.n_seeds, _TOY_S["vae"] * cfg.vae_batch / 32,
-                      where, "scaled by vae_batch / 32"),
-             UnitCost("world: classifier", "step", cfg.classifier_steps * cfg.n_seeds, _TOY_S["clf"], where),
-             UnitCost("world: LDM pre-training", "step", cfg.ldm_steps * cfg.n_seeds,
-                      _TOY_S["ldm"] * cfg.ldm_batch / 128, where, "scaled by ldm_batch / 128"),
-             UnitCost("protections (PGD, + held-out set)", "step", (n_cells + 2) * cfg.pgd_steps * cfg.n_seeds,
-                      _TOY_S["pgd"], where, "the encoder attack's cost; diffusion-loss attacks cost more"),
-             UnitCost("CAT adapters", "step", (n_cells + 1) * cfg.cat_steps * cfg.n_seeds, _TOY_S["cat"], where),
-             UnitCost("DreamBooth customisations", "step", per_seed_db * cfg.n_seeds,
-                      _TOY_S["db"] * cfg.db_batch / 16, where, "scaled by db_batch / 16")]
-    return Plan(slug="cat", scale=scale,
-                stages=["world: digits VAE, classifier, latent DDPM (all but the subject), prior set",
-                        f"protections {', '.join(cfg.protections)} at eta {', '.join(map(str, cfg.etas))} and noise; "
-                        "latent distortion",
-                        f"CAT adapters ({cfg.cat_target}, rank {cfg.cat_rank}, {cfg.cat_steps} steps); held-out "
-                        "reconstruction",
-                        "DreamBooth customisation clean / protected / CAT; ISM*, FDFR*" if cfg.customise
-                        else "no customisation"],
-                models=[f"TinyVAE (width {cfg.vae_width}), latent DDPM MLP ({cfg.ldm_hidden}), digit classifier"],
-                datasets=["scikit-learn digits (bundled)"], runs=cfg.n_seeds,
-                needs=Needs(cpu_cores=1, ram_gb=2.0), costs=costs)
-
-
-def _run(seed: int, cfg: Config, stub: bool) -> Report:
-    check_int(seed, "seed", low=0)
-    with thread_limits(cfg.threads):
-        return _experiments_sd(seed, cfg, stub) if cfg.backend == "diffusers" else _experiments(seed, cfg, stub)
-
-
-def _one_seed(seed: int, cfg: Config, stub: bool, protections: tuple[str, ...], etas: tuple[float, ...]
-              ) -> dict[str, Any]:
-    """Everything measured with one seed: distortion per (protection, eta), ISM* per customisation."""
-    import torch
-
-    from ._pipeline import build_world, cat_vae, customise, distortion, protect
-    from .data import subject_images
-
-    w = build_world(cfg, seed)
-    res: dict[str, Any] = {"world": w, "dist": {}, "cat_dist": {}, "ism": {}, "samples": {}, "adv": {},
-                           "heldout": {}}
-    # held-out subject images (the next n_subject of the class, never seen by the adapter): Q3 is measured on them
-    held = {**w, "subject": torch.as_tensor(subject_images(w["images"], w["labels"], cfg.subject, cfg.n_subject,
-                                                           offset=cfg.n_subject))}
-    clean_shift = None
-    for eta in etas:
-        noise = protect("noise", w, eta, cfg, seed + 100)
-        res["dist"][("noise", eta)] = distortion(w, noise)
-        for name in progress(protections, f"protections at eta={eta}"):
-            # the stub: every protection replaced by uniform noise in the same ball (its naive baseline)
-            adv = protect("noise", w, eta, cfg, seed + 1) if stub else protect(name, w, eta, cfg, seed)
-            res["adv"][(name, eta)] = adv
-            res["dist"][(name, eta)] = distortion(w, adv)
-            vae_c = cat_vae(w, adv, cfg, seed, train=not stub)  # the stub's "CAT": the untrained (identity) adapter
-            res["cat_dist"][(name, eta)] = distortion(w, adv, vae_c)
-            if name == cfg.protections[0] and eta == cfg.etas[0]:
-                adv_h = protect("noise", held, eta, cfg, seed + 2) if stub else protect(name, held, eta, cfg, seed + 200)
-                res["heldout"][(name, eta)] = (distortion(held, adv_h), distortion(held, adv_h, vae_c))
-            if clean_shift is None:
-                with torch.no_grad():
-                    mu0, mu1 = w["vae"].encode(w["subject"])[0], vae_c.encode(w["subject"])[0]
-                clean_shift = float(((mu1 - mu0).flatten(1).norm(dim=1) / mu0.flatten(1).norm(dim=1)).mean())
-            if cfg.customise:
-                res["ism"][(name, eta, "protected")], s_p = customise(w, w["vae"], adv, cfg, seed)
-                res["ism"][(name, eta, "cat")], s_c = customise(w, vae_c, adv, cfg, seed)
-                res["samples"][(name, eta)] = (s_p, s_c)
-    res["clean_shift"] = clean_shift
-    if cfg.customise:
-        res["ism"]["clean"], res["samples"]["clean"] = customise(w, w["vae"], w["subject"], cfg, seed)
-        vae_cc = cat_vae(w, w["subject"], cfg, seed, train=not stub)
-        res["ism"]["clean+cat"], _ = customise(w, vae_cc, w["subject"], cfg, seed)
-    return res
-
-
-def _experiments(seed: int, cfg: Config, stub: bool) -> Report:
-    from scipy.stats import spearmanr
-
-    rep = Report(slug="cat", title=TITLE)
-    eta0 = cfg.etas[0]
-    runs = [_one_seed(seed, cfg, stub, cfg.protections, cfg.etas)]
-    subset = tuple(p for p in cfg.protections if p in ("advdm+", "encoder"))
-    for k in range(1, cfg.n_seeds):
-        runs.append(_one_seed(seed + k, cfg, stub, subset or cfg.protections[:1], (eta0,)))
-    r0, w0 = runs[0], runs[0]["world"]
-
-    def mean_over_seeds(fn: Any, name: str) -> float:
-        vals = [fn(r) for r in runs if any(k[0] == name for k in r["dist"])]
-        return float(np.mean(vals))
-
-    rows, lat_ratio, dec_ratio, cat_red = [], {}, {}, {}
-    main = cfg.protections[0]
-    held = [r["heldout"][(main, eta0)] for r in runs if (main, eta0) in r["heldout"]]
-    cat_red_held = float(np.mean([1 - c["recon_mse"] / d["recon_mse"] for d, c in held]))
-    for name in cfg.protections:
-        lat_ratio[name] = mean_over_seeds(lambda r, n=name: r["dist"][(n, eta0)]["rel_l2"]
-                                          / r["dist"][("noise", eta0)]["rel_l2"], name)
-        dec_ratio[name] = mean_over_seeds(lambda r, n=name: r["dist"][(n, eta0)]["decoded_mse"]
-                                          / r["dist"][("noise", eta0)]["decoded_mse"], name)
-        cat_red[name] = mean_over_seeds(lambda r, n=name: 1 - r["cat_dist"][(n, eta0)]["recon_mse"]
-                                        / r["dist"][(n, eta0)]["recon_mse"], name)
-    for (name, eta), d in r0["dist"].items():
-        row = {"protection": name, "eta": eta, "rel. latent distortion": d["rel_l2"],
-               "sigma-normalised": d["sigma_l2"], "decoded MSE vs x": d["decoded_mse"], "PSNR (dB)": d["psnr"],
-               "recon. MSE vs x_a": d["recon_mse"]}
-        if (name, eta) in r0["cat_dist"]:
-            row["decoded MSE vs x, CAT"] = r0["cat_dist"][(name, eta)]["decoded_mse"]
-            row["recon. MSE vs x_a, CAT"] = r0["cat_dist"][(name, eta)]["recon_mse"]
-        rows.append(row)
-    rep.add_table(f"latent distortion of the {cfg.n_subject} subject images (seed {seed}; clean decoded MSE "
-                  f"{r0['dist'][('noise', eta0)]['clean_decoded_mse']:.4f})", rows)
-    rep.add_table(f"held-out {main}-protected images (the next {cfg.n_subject} of the subject, not seen by CAT; "
-                  f"eta={eta0}, seed {seed})",
-                  [{"recon. MSE vs x_a": held[0][0]["recon_mse"], "recon. MSE vs x_a, CAT": held[0][1]["recon_mse"],
-                    "decoded MSE vs x": held[0][0]["decoded_mse"], "decoded MSE vs x, CAT": held[0][1]["decoded_mse"],
-                    "rel. latent distortion": held[0][0]["rel_l2"]}])
-    rep.add_table(f"world (seed {seed})", [{"classifier held-out accuracy": w0["clf_acc"],
-                                                    "LDM class-conditional accuracy": w0["ldm_acc"],
-                                                    "VAE scaling factor": w0["vae"].scaling_factor}])
-    # fails if: the protection does not target the latent (the stub: uniform noise, ratio ~1), or the distortion
-    # is measured on the attacked VAE's own latents instead of against the clean posterior mean
-    rep.add_claim("Q1", f"{main} protection at eta={eta0}: relative latent distortion >= 2x uniform noise of the "
-                  "same budget (ratio)", None, lat_ratio[main], ">=", 2.0, kind="paper", headline=True,
-                  reference_value=4.1, reference_source="spec §6 calibration (encoder-latent attack 0.63 / noise 0.14)",
-                  note="claim 1: protections work by distorting latents; the paper's figures show it qualitatively")
-    # fails if: the attack moves latents only along directions the decoder ignores (degenerate latent space, §8)
-    # or the protection is random noise (the stub)
-    rep.add_claim("Q2", f"{main}: decoded MSE of D(E(x_a)) against x >= 1.5x that of uniform noise (ratio)", None,
-                  dec_ratio[main], ">=", 1.5, kind="paper", reference_value=3.3,
-                  reference_source="spec §6 calibration (3.3-4.4x for latent-targeting attacks)")
-    # fails if: CAT leaves the VAE untouched (the stub), adapts the wrong modules (e.g. conv_in/conv_out only), or
-    # its loss pulls the reconstruction anywhere but to the protected input
-    rep.add_claim("Q3", f"CAT ({cfg.cat_target} LoRA r={cfg.cat_rank}, {cfg.cat_steps} steps, trained on the "
-                  f"{cfg.n_subject} protected subject images) lowers the autoencoder's reconstruction error of "
-                  f"{cfg.n_subject} held-out {main}-protected images of the same subject (MSE of D(E(x_a)) against "
-                  "x_a) by >= 20 % (fraction)", None, cat_red_held, ">=", 0.2,
-                  kind="paper", requires=["Q2"], reference_value=0.5,
-                  reference_source="spec §6 calibration (decoded MSE 0.0101 -> 0.0049 with 300 steps)",
-                  note="claim 2, first form: the adapted autoencoder removes the artefacts the latent distortion "
-                       "causes, on protected images it was not trained on (on its own training images: "
-                       f"{cat_red[main]:.3f}). Measured against x_a, not x: in this toy the perturbation itself (MSE "
-                       "~0.008 at eta=0.1) is as large as the decoded error, so no reconstruction of x_a can "
-                       "approach x (README, deviations)")
-    if cfg.cat_target in ("encoder", "both"):
-        # fails if: the encoder adapters are not trained or not applied (an identity adapter shifts nothing)
-        rep.add_claim("Q4", "the CAT encoder re-maps clean inputs too (spec §8): relative latent shift of the clean "
-                      "subject images under the adapted encoder >= 0.5", None, r0["clean_shift"], ">=", 0.5,
-                      kind="check", reference_value="1.1-2.4", reference_source="spec §6/§8 calibration",
-                      note="an untrained or unapplied encoder adapter gives 0; CAT is judged on decoded error and "
-                           "customisation, not on latent distance")
-    _claims_full(rep, cfg, runs, lat_ratio, dec_ratio, spearmanr)
-    _paper_only_claims(rep)
-    rep.add_figure("latent_distortion", figure_distortion(r0, cfg))
-    if cfg.customise:
-        rep.add_figure("samples", figure_samples(r0, cfg))
-    rep.notes.append("Digits (scikit-learn, 16x16) stand in for faces; ISM* = mean classifier probability of the "
-                     "subject digit over generated images, FDFR* = fraction with top probability < 0.5.")
-    return rep
-
-
-_SD_CUSTOMISATION_NEEDS = ("DreamBooth/LoRA customisation of the Stable Diffusion 2.1 UNet and text encoder, the "
-                           "UNet-based protections (AdvDM, Mist, SDS, ASPL, MetaCloak, Glaze) and the ArcFace ISM / "
-                           "RetinaFace FDFR scorers are not implemented here (the diffusers backend runs the VAE part "
-                           "only); plus SD 2.1 weights, the protected CelebA-HQ / VGGFace2 sets and a GPU")
-
-
-def _paper_only_claims(rep: Report, measured_here: bool = False) -> None:
-    """The abstract's main result at the paper's setting, which no implemented code path can measure."""
-    kw = dict(id="sd_customisation", statement="SD 2.1 DreamBooth on protected CelebA-HQ / VGGFace2 photos: CAT "
-              "recovers >= half of the ISM loss the protections cause (all 9 protections)", paper_value=None,
-              comparison=">=", threshold=0.5, kind="paper", scale=Scale.PAPER, headline=True,
-              no_stub_reason="not measured at any scale (the code path is not implemented)")
-    if measured_here:  # a paper-scale run: the claim is of the run's own scale but still cannot be measured
-        rep.add_claim(measured=float("nan"), note=f"not measured: {_SD_CUSTOMISATION_NEEDS}", **kw)
-    else:
-        rep.add_unmeasured_claim(needs=f"--scale paper and {_SD_CUSTOMISATION_NEEDS}", **kw)
-
-
-def _experiments_sd(seed: int, cfg: Config, stub: bool) -> Report:
-    """Paper scale (diffusers backend): claim 1 and CAT's reconstruction on SD's VAE and the user's photos."""
-    from ._sd_path import run_sd
-
-    rep = Report(slug="cat", title=TITLE, scale=Scale.PAPER)
-    r = run_sd(cfg, seed, stub)
-    eta0, main = cfg.etas[0], r["main"]
-    rows = [{"protection": p, "eta": e, "rel. latent distortion": d["rel_l2"], "decoded MSE vs x": d["decoded_mse"],
-             "recon. MSE vs x_a": d["recon_mse"], "PSNR (dB)": d["psnr"]} for (p, e), d in r["dist"].items()]
-    rep.add_table(f"latent distortion under SD's VAE ({r['n']} photos from image_dir, seed {seed})", rows)
-    if r["skipped"]:
-        rep.notes.append(f"not run (need the SD UNet, not implemented): {', '.join(r['skipped'])}")
-    if main is None:
-        raise ValueError(f"protections={cfg.protections!r}: the diffusers backend runs only "
-                         "('encoder',); the UNet-based protections are not implemented")
-    noise, d = r["dist"][("noise", eta0)], r["dist"][(main, eta0)]
-    rep.add_claim("Q1", f"SD VAE: {main} protection at eta={eta0:.3g}: relative latent distortion >= 2x uniform noise "
-                  "of the same budget (ratio)", None, d["rel_l2"] / noise["rel_l2"], ">=", 2.0, kind="paper",
-                  headline=True, note="claim 1 on the paper's autoencoder and the user's photos")
-    rep.add_claim("Q2", f"SD VAE: {main}: decoded MSE of D(E(x_a)) against x >= 1.5x that of uniform noise (ratio)",
-                  None, d["decoded_mse"] / noise["decoded_mse"], ">=", 1.5, kind="paper")
-    h0, h1 = r["heldout"][(main, eta0)]
-    rep.add_claim("Q3", f"SD VAE: CAT ({cfg.cat_target} LoRA r={cfg.cat_rank}, {cfg.cat_steps} steps) lowers the "
-                  f"reconstruction error of {r['n']} held-out {main}-protected photos by >= 20 % (fraction)", None,
-                  1 - h1["recon_mse"] / h0["recon_mse"], ">=", 0.2, kind="paper", requires=["Q2"],
-                  note=f"on the adapter's own training photos: "
-                       f"{1 - r['cat_dist'][(main, eta0)]['recon_mse'] / d['recon_mse']:.3f}")
-    if cfg.cat_target in ("encoder", "both"):
-        rep.add_claim("Q4", "SD VAE: the CAT encoder re-maps clean photos too: relative latent shift >= 0.5", None,
-                      r["clean_shift"], ">=", 0.5, kind="check", reference_value="1.1-2.4",
-                      reference_source="spec §6/§8 calibration (toy VAE)")
-    _paper_only_claims(rep, measured_here=True)
-    rep.notes.append("Paper scale (diffusers backend): SD's VAE and the user's photos; customisation is not "
-                     "implemented at this scale (claim sd_customisation).")
-    return rep
-
-
-def _claims_full(rep: Report, cfg: Config, runs: list[dict[str, Any]], lat_ratio: dict[str, float],
-                 dec_ratio: dict[str, float], spearmanr: Any) -> None:
-    eta0, n = cfg.etas[0], len(cfg.protections)
-    k_lat = sum(v >= 2.0 for v in lat_ratio.values())
-    k_dec = sum(v >= 1.5 for v in dec_ratio.values())
-    # fails if: most protections do not distort latents more than noise does
-    rep.add_claim("C1a", f"protections with latent distortion >= 2x noise (of {n}; >= 5 of 6 required)", None,
-                  k_lat / n, ">=", 5 / 6, kind="paper", scale=Scale.FULL,
-                  note=", ".join(f"{p} {v:.2f}x" for p, v in lat_ratio.items()))
-    # fails if: as C1a for the decoded error
-    rep.add_claim("C1a-dec", f"protections with decoded MSE >= 1.5x noise (of {n}; >= 4 of 6 required)", None,
-                  k_dec / n, ">=", 4 / 6, kind="paper", scale=Scale.FULL,
-                  note=", ".join(f"{p} {v:.2f}x" for p, v in dec_ratio.items()))
-    if not cfg.customise:
-        return
-    ism = {k: np.mean([r["ism"][k]["ism"] for r in runs if k in r["ism"]]) for k in runs[0]["ism"]}
-    fdfr = {k: np.mean([r["ism"][k]["fdfr"] for r in runs if k in r["ism"]]) for k in runs[0]["ism"]}
-    rows = [{"run": "clean", "ISM*": ism["clean"], "FDFR*": fdfr["clean"]},
-            {"run": "clean + CAT", "ISM*": ism["clean+cat"], "FDFR*": fdfr["clean+cat"]}]
-    for p in cfg.protections:
-        for eta in cfg.etas:
-            for mode in ("protected", "cat"):
-                rows.append({"run": f"{p} eta={eta} {mode}", "ISM*": ism[(p, eta, mode)],
-                             "FDFR*": fdfr[(p, eta, mode)]})
-    rep.add_table(f"customisation (DreamBooth, {cfg.db_steps} steps; means over the seeds that ran each row)", rows)
-    # fails if: the toy customisation cannot learn the subject at all (then no protection can be measured)
-    rep.add_claim("C2-clean", "clean customisation reaches ISM* >= 0.7", None, ism["clean"], ">=", 0.7,
-                  kind="check", scale=Scale.FULL)
-    eff = [p for p in cfg.protections if ism[(p, eta0, "protected")] <= ism["clean"] - 0.15
-           or fdfr[(p, eta0, "protected")] >= fdfr["clean"] + 0.15]
-    # fails if: the protections do not hurt customisation (latent distortion without downstream effect)
-    rep.add_claim("C2a", f"protections effective without CAT (ISM* drop >= 0.15 or FDFR* rise >= 0.15; of {n}, "
-                  ">= 4 of 6 required)", None, len(eff) / n, ">=", 4 / 6, kind="paper", scale=Scale.FULL,
-                  requires=["C2-clean"], note="effective: " + (", ".join(eff) or "none"))
-    gaps = [(ism[(p, eta0, "cat")] - ism[(p, eta0, "protected")]) / (ism["clean"] - ism[(p, eta0, "protected")])
-            for p in eff]
-    # fails if: CAT does not restore customisation (e.g. adapters fitted but latents still distorted)
-    rep.add_claim("C2b", "CAT recovers >= half of the ISM* gap, averaged over the effective protections", None,
-                  float(np.mean(gaps)) if gaps else 0.0, ">=", 0.5, kind="paper", scale=Scale.FULL, headline=True,
-                  requires=["C2a"], note="per protection: " + ", ".join(f"{p} {g:.2f}" for p, g in zip(eff, gaps))
-                  if gaps else "no effective protection, so no gap to recover (0 by convention; C2a failed)")
-    # fails if: the adapter trained on clean images breaks the customisation (over-adaptation, spec §8)
-    rep.add_claim("C2c", "CAT on clean images does not hurt: ISM*(clean+CAT) - ISM*(clean) >= -0.05", None,
-                  ism["clean+cat"] - ism["clean"], ">=", -0.05, kind="mechanism", scale=Scale.FULL)
-    cells = [(p, e) for p in cfg.protections for e in cfg.etas]
-    if len(cells) >= 3:
-        r0 = runs[0]
-        lat = [r0["dist"][c]["rel_l2"] for c in cells]
-        drop = [r0["ism"]["clean"]["ism"] - r0["ism"][(*c, "protected")]["ism"] for c in cells]
-        rho = float(spearmanr(lat, drop).statistic) if np.ptp(lat) > 0 and np.ptp(drop) > 0 else 0.0
-        # fails if: the damage to customisation is unrelated to the latent distortion
-        rep.add_claim("C1b", f"Spearman correlation of latent distortion and ISM* drop over {len(cells)} "
-                      "protection x eta cells >= 0.5", None, rho, ">=", 0.5, kind="paper", scale=Scale.FULL)
+        return cat_plan(self)
 
 
 @reproduction(slug="cat", title=TITLE, arxiv="2502.07225", extras=("torch", "stats", "plot", "diffusers"),
               config=Config, threads=1)
-def reproduce(scale: Scale, seed: int, out: Path, config: Config) -> Report:
-    """Latent distortion of protections vs noise, CAT adapters, customisation clean / protected / protected+CAT."""
-    return _run(seed, config, stub=False)
+def reproduce(scale: Scale, seed: int, out: Path, config: Config, stub: bool = False) -> Report:
+    """Latent distortion of protections vs noise, CAT adapters, customisation clean / protected / protected+CAT
+    (``stub``: noise for the protections, the untrained adapter for CAT)."""
+    check_int(seed, "seed", low=0)
+    if config.backend == "diffusers":
+        rep = Report(slug="cat", title=TITLE, scale=Scale.PAPER)
+        experiment.add_sd_results(rep, config, seed, stub)
+        return rep
+    rep = Report(slug="cat", title=TITLE)
+    runs = experiment.run_seeds(config, seed, stub)
+    summary = experiment.summarise(config, runs)
+    experiment.add_tables(rep, config, seed, runs, summary)
+    experiment.add_quick_claims(rep, config, runs, summary)
+    experiment.add_full_claims(rep, config, runs, summary)
+    experiment.add_paper_only_claims(rep)
+    experiment.add_figures_notes(rep, config, runs)
+    return rep
 
 
 @reproduction_stub(slug="cat")
 def reproduce_stub(scale: Scale, seed: int, out: Path, config: Config) -> Report:
     """The stub: every protection replaced by uniform noise in its budget and CAT by the untrained (identity)
     adapter; everything else identical."""
-    return _run(seed, config, stub=True)
+    return reproduce(scale, seed, out, config, stub=True)

@@ -15,7 +15,7 @@ from torch import nn
 from icml25.core.progress import progress
 from icml25.core.validation import check_int, check_positive
 
-from ._checks import as_images, check_module
+from ._validation import as_images, check_module
 
 __all__ = ["TinyVAE", "train_vae"]
 

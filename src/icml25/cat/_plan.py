@@ -1,0 +1,82 @@
+"""The dry-run plan of the CAT reproduction (``icml25 reproduce cat --dry-run``): nothing is trained, no torch."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from icml25.core.plan import Needs, Plan, UnitCost
+
+if TYPE_CHECKING:
+    from .reproduce import Config
+
+
+#: CPU seconds per step (thread clock, 1 thread, this project's shared 2-core machine at load ~7; 20-50 steps of each
+#: with the quick config): VAE at batch 32, classifier, LDM at batch 128, PGD of the encoder attack on 8 images,
+#: CAT adapter (rank 8, encoder), DreamBooth at batch 16
+_TOY_S = {"vae": 0.178, "clf": 0.091, "ldm": 0.011, "pgd": 0.0092, "cat": 0.025, "db": 0.0098}
+#: CPU seconds of one forward + backward pass of SD 2.1's VAE architecture (random weights) on one 256 px image, one
+#: thread, timed here; costs scale with the pixel count. On a GPU it is assumed _SD_GPU_SPEEDUP x faster (not
+#: measured: no GPU in this session; 512 px, batch 4 then takes ~0.33 s per CAT step)
+_SD_CPU_S_256, _SD_GPU_SPEEDUP = 41.4, 2000.0
+
+
+def cat_plan(cfg: Config) -> Plan:
+    """The dry-run plan of ``cfg`` (``Config.plan``): its stages, models, data, needs and estimated cost."""
+    presets = {"paper": cfg.paper(), "full": cfg.full(), "quick": cfg.quick()}
+    scale = min(presets, key=lambda k: sum(getattr(cfg, f.name) != getattr(presets[k], f.name)
+                                           for f in dataclasses.fields(cfg)))
+    if cfg.backend == "diffusers":
+        from ._sd_path import SD_PROTECTIONS
+
+        run = [p for p in cfg.protections if p in SD_PROTECTIONS]
+        pgd_imgs = 2 * len(run) * len(cfg.etas[:1]) + len(run) * (len(cfg.etas) - 1)
+        per_image = _SD_CPU_S_256 * (cfg.resolution / 256) ** 2 / (_SD_GPU_SPEEDUP if cfg.device != "cpu" else 1.0)
+        where = "2-core CPU, 1 thread: SD 2.1 VAE architecture, fwd+bwd of one 256 px image (41.4 s), x pixels"
+        gpu = f"GPU assumed {_SD_GPU_SPEEDUP:g}x one CPU thread (not measured)" if cfg.device != "cpu" else ""
+        costs = [UnitCost("encoder attack on SD's VAE (train + held-out sets)", "PGD step x image",
+                          pgd_imgs * cfg.pgd_steps * cfg.n_subject, per_image, where, gpu),
+                 UnitCost("CAT adapter training (SD VAE, LoRA)", "step", cfg.cat_steps if run else 0,
+                          per_image * cfg.cat_batch, where, f"batch {cfg.cat_batch}; {gpu}")]
+        return Plan(slug="cat", scale=scale,
+                    stages=[f"load SD's VAE from {cfg.sd_model} and 2 x {cfg.n_subject} photos from image_dir",
+                            f"protect with {', '.join(run) or 'nothing runnable'} and uniform noise at eta "
+                            f"{', '.join(f'{e:.3g}' for e in cfg.etas)}; latent distortion (claim 1)",
+                            f"CAT adapters ({cfg.cat_target}, rank {cfg.cat_rank}, {cfg.cat_steps} steps) on the "
+                            "protected training photos; reconstruction error on the held-out protected photos"],
+                    models=[f"Stable Diffusion VAE ({cfg.sd_model}), provided by the user"],
+                    datasets=["the user's face photos (CelebA-HQ / VGGFace2 identity) in image_dir"],
+                    runs=1,
+                    needs=Needs(cpu_cores=2, gpus=1 if cfg.device != "cpu" else 0,
+                                gpu_memory_gb=24.0 if cfg.device != "cpu" else 0.0, ram_gb=16.0, disk_gb=6.0,
+                                weights=(f"{cfg.sd_model} (diffusers layout, vae/ subfolder; --set sd_model=<path>)",),
+                                downloads=("CelebA-HQ / VGGFace2 photos of one identity (placed by hand in "
+                                           "image_dir)",)),
+                    costs=costs,
+                    notes=["not implemented at this scale: the UNet-based protections (AdvDM, Mist, SDS, ASPL, "
+                           "MetaCloak, Glaze), DreamBooth/LoRA customisation of SD, ArcFace/RetinaFace scores: the "
+                           "customisation claims stay not measured"])
+    n_cells = len(cfg.protections) * len(cfg.etas)
+    per_seed_db = (2 * n_cells + 2) * cfg.db_steps if cfg.customise else 0
+    where = "2-core CPU, 1 thread, 20-50 steps of the real code timed (thread clock)"
+    costs = [UnitCost("world: VAE training", "step", cfg.vae_steps * cfg.n_seeds, _TOY_S["vae"] * cfg.vae_batch / 32,
+                      where, "scaled by vae_batch / 32"),
+             UnitCost("world: classifier", "step", cfg.classifier_steps * cfg.n_seeds, _TOY_S["clf"], where),
+             UnitCost("world: LDM pre-training", "step", cfg.ldm_steps * cfg.n_seeds,
+                      _TOY_S["ldm"] * cfg.ldm_batch / 128, where, "scaled by ldm_batch / 128"),
+             UnitCost("protections (PGD, + held-out set)", "step", (n_cells + 2) * cfg.pgd_steps * cfg.n_seeds,
+                      _TOY_S["pgd"], where, "the encoder attack's cost; diffusion-loss attacks cost more"),
+             UnitCost("CAT adapters", "step", (n_cells + 1) * cfg.cat_steps * cfg.n_seeds, _TOY_S["cat"], where),
+             UnitCost("DreamBooth customisations", "step", per_seed_db * cfg.n_seeds,
+                      _TOY_S["db"] * cfg.db_batch / 16, where, "scaled by db_batch / 16")]
+    return Plan(slug="cat", scale=scale,
+                stages=["world: digits VAE, classifier, latent DDPM (all but the subject), prior set",
+                        f"protections {', '.join(cfg.protections)} at eta {', '.join(map(str, cfg.etas))} and noise; "
+                        "latent distortion",
+                        f"CAT adapters ({cfg.cat_target}, rank {cfg.cat_rank}, {cfg.cat_steps} steps); held-out "
+                        "reconstruction",
+                        "DreamBooth customisation clean / protected / CAT; ISM*, FDFR*" if cfg.customise
+                        else "no customisation"],
+                models=[f"TinyVAE (width {cfg.vae_width}), latent DDPM MLP ({cfg.ldm_hidden}), digit classifier"],
+                datasets=["scikit-learn digits (bundled)"], runs=cfg.n_seeds,
+                needs=Needs(cpu_cores=1, ram_gb=2.0), costs=costs)
