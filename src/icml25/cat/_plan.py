@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING
 
-from icml25.core.plan import Needs, Plan, UnitCost
+from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
 
 if TYPE_CHECKING:
     from .reproduce import Config
@@ -23,9 +22,7 @@ _SD_CPU_S_256, _SD_GPU_SPEEDUP = 41.4, 2000.0
 
 def cat_plan(cfg: Config) -> Plan:
     """The dry-run plan of ``cfg`` (``Config.plan``): its stages, models, data, needs and estimated cost."""
-    presets = {"paper": cfg.paper(), "full": cfg.full(), "quick": cfg.quick()}
-    scale = min(presets, key=lambda k: sum(getattr(cfg, f.name) != getattr(presets[k], f.name)
-                                           for f in dataclasses.fields(cfg)))
+    scale = closest_preset(cfg)
     if cfg.backend == "diffusers":
         from ._sd_path import SD_PROTECTIONS
 
