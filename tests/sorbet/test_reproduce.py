@@ -24,7 +24,7 @@ def test_config_presets_and_validation():
 
 def test_claim_set_depends_on_the_task():
     from icml25.core import Report
-    from icml25.sorbet.reproduce import _claims
+    from icml25.sorbet.experiment import _claims
 
     def ids(task: str, baselines: bool) -> list[str]:
         rep = Report(slug="sorbet", title="t")
@@ -41,13 +41,13 @@ def test_claim_set_depends_on_the_task():
 
 
 @pytest.mark.slow
-def test_pair_and_regression_tasks_run_end_to_end(minilm):
+def test_pair_and_regression_tasks_run_end_to_end(minilm, tmp_path):
     """RTE (sentence pairs) and STS-B (regression) through the whole pipeline on a few examples."""
     from icml25.core import Scale
-    from icml25.sorbet.reproduce import _experiments
+    from icml25.sorbet.reproduce import reproduce
 
     for task in ("rte", "stsb"):
         cfg = Config(task=task, n_train=64, batch_size=16, max_length=32, dev_batch=128)
-        rep = _experiments(Scale.QUICK, 0, cfg, method=True)
+        rep = reproduce(Scale.QUICK, 0, tmp_path, cfg)
         assert [c.id for c in rep.claims] == ["Q3", "Q4", "Q5", "Q6", "E1"]  # E1: full scale, the energy ratio
         assert all(c.held for c in rep.claims_at(Scale.QUICK)), [(c.id, c.measured) for c in rep.claims]
