@@ -65,10 +65,12 @@ class TinyMCQReader(LMAnswerer):
 
     def letter_logits_torch(self, mcqs: list[MCQ]) -> torch.Tensor:
         """Differentiable letter logits ``(B, 15)`` with ``-inf`` beyond each question's option count."""
-        x, last = self._encode(mcqs)
-        logits = self.lm.module(x)[torch.arange(len(mcqs)), last][:, torch.from_numpy(self.letter_ids)]
-        k = torch.tensor([q.n_options for q in mcqs])
-        return logits.masked_fill(torch.arange(logits.shape[1])[None, :] >= k[:, None], float("-inf"))
+        dev = self.lm.device  # the network's device (cpu, cuda after ``lm.to``): every index tensor goes there
+        x, last = (t.to(dev) for t in self._encode(mcqs))
+        rows, letters = torch.arange(len(mcqs), device=dev), torch.from_numpy(self.letter_ids).to(dev)
+        logits = self.lm.module(x)[rows, last][:, letters]
+        k = torch.tensor([q.n_options for q in mcqs], device=dev)
+        return logits.masked_fill(torch.arange(logits.shape[1], device=dev)[None, :] >= k[:, None], float("-inf"))
 
     def accuracy(self, mcqs: list[MCQ]) -> float:
         """Fraction of ``mcqs`` answered correctly."""
@@ -105,7 +107,7 @@ class TinyMCQReader(LMAnswerer):
             batch = self.task.sample(batch_size, n_options, rng)
             model.train()
             logits = self.letter_logits_torch(batch)
-            loss = F.cross_entropy(logits, torch.from_numpy(answer_indices(batch)))
+            loss = F.cross_entropy(logits, torch.from_numpy(answer_indices(batch)).to(logits.device))
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
