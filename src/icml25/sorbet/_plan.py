@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from icml25.core.plan import Needs, Plan, UnitCost
+from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
 
 #: CPU seconds per (training sentence x encoder layer) of one epoch, and per (dev sentence x layer) of the exact
 #: spiking simulation (T = 16), for MiniLM-sized layers (hidden 384, FFN 1536) at max_length 64: solved from the
@@ -50,7 +49,7 @@ def sorbet_plan(cfg: Any) -> Plan:
                       SPIKING_S * width * length / speed, MEASURED, note)]
     weights = () if cfg.encoder.startswith("pretrained:") else (
         f"{cfg.encoder} (a local transformers folder of BERT-base; pass --set encoder=hf:/path)",)
-    return Plan(slug="sorbet", scale=_preset_name(cfg), runs=cfg.n_seeds,
+    return Plan(slug="sorbet", scale=closest_preset(cfg), runs=cfg.n_seeds,
                 stages=[f"load {model}, keep {cfg.num_layers} layer(s); tokenise {n} {cfg.task} training sentences",
                         f"step 0: fine-tune the teacher ({cfg.teacher_epochs} epoch(s))",
                         f"step 1: KD to ReLU + PTsoftmax + BSPN ({cfg.kd1_epochs} epoch(s))",
@@ -63,10 +62,3 @@ def sorbet_plan(cfg: Any) -> Plan:
                 costs=costs,
                 notes=["one GLUE task per run (--set task=...); MNLI/QQP/QNLI are not shipped"])
 
-
-def _preset_name(cfg: Any) -> str:
-    """The preset ``cfg`` is closest to (fewest differing fields; ``--set`` changes a few)."""
-    cls = type(cfg)
-    fields = [f.name for f in dataclasses.fields(cfg)]
-    return min(("quick", "full", "paper"),
-               key=lambda name: sum(getattr(cfg, f) != getattr(getattr(cls, name)(), f) for f in fields))

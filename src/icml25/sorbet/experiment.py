@@ -72,16 +72,6 @@ class Run:
         return convert(*args, **kwargs).to(self.cfg.device)
 
 
-def check_device(cfg: Config) -> None:
-    """Refuse a CUDA device that torch does not see (before anything runs)."""
-    import torch
-
-    from icml25.core.errors import UsageError
-
-    if cfg.device.startswith("cuda") and not torch.cuda.is_available():
-        raise UsageError(f"device={cfg.device!r} needs a CUDA GPU and a CUDA build of torch, and none is available; "
-                         "pass --set device=cpu to run on the CPU (see --dry-run for how long that takes)")
-
 
 def _data(cfg: Config, seed: int, tok: Any) -> dict[str, Any]:
     from .data import batches, encode, load_glue_task

@@ -10,7 +10,7 @@ from typing import Any
 
 from icml25.core import Report, Scale, reproduction
 from icml25.core.registry import reproduction_stub
-from icml25.core.validation import check_int, check_option, check_positive
+from icml25.core.validation import check_device, check_int, check_option, check_positive
 
 from . import experiment
 
@@ -59,9 +59,7 @@ class Config:
         check_option(self.bspn_projected_shift, "bspn_projected_shift", (True, False))
         check_option(self.binary_scale_grad, "binary_scale_grad", (True, False))
         check_option(self.attn_prob_step, "attn_prob_step", ("lsq", "unit"))
-        dev = self.device
-        if not isinstance(dev, str) or not (dev in ("cpu", "cuda") or (dev.startswith("cuda:") and dev[5:].isdigit())):
-            raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:<index>', got {dev!r}")
+        check_device(self.device)
 
     @classmethod
     def quick(cls) -> Config:
@@ -103,7 +101,7 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config, stub: bool = F
     """MiniLM teacher -> PTsoftmax/BSPN -> W1A4 by multi-step KD on SST-2, exact spiking inference, energy
     (``stub``: the teacher binarised to W1A4 without distillation)."""
     check_int(seed, "seed", low=0)
-    experiment.check_device(config)  # the runner applies config.threads (torch, BLAS, OpenMP)
+    check_device(config.device, available=True)  # the runner applies config.threads (torch, BLAS, OpenMP)
     rep = Report(slug="sorbet", title=TITLE, scale=Scale.parse(scale))
     run = experiment.load(config, seed)
     teacher = experiment.train_teacher(run)
