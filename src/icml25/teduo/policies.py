@@ -224,7 +224,7 @@ class TinyLMPolicy(_TorchPolicy):
                 self.head = torch.nn.Linear(d, len(ACTIONS))
 
             def forward(self, ids: Any) -> Any:
-                h = self.tok(ids) + self.pos(torch.arange(ids.shape[1]))
+                h = self.tok(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
                 h = self.enc(h, src_key_padding_mask=ids == 0)
                 return self.head(h[:, 0])
 
