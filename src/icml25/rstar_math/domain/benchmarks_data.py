@@ -70,7 +70,7 @@ def gsm8k_code_steps(solution: str) -> list[str]:
     and ends with ``<end_of_code>``; the first step opens with ``<code>``. Returns [] when there is no
     annotation.
     """
-    from .._checks import check_text
+    from .._validation import check_text
 
     check_text(solution, "solution")
     steps = []

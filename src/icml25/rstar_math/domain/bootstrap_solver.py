@@ -83,7 +83,7 @@ class NoisyRuleSolver:
                      stop: Sequence[str] | None = None, max_tokens: int = 64,
                      seed: int | None = None) -> list[list[str]]:
         """``n`` candidate next steps for each prompt (question prompt + partial solution)."""
-        from .._checks import check_sampling
+        from .._validation import check_sampling
 
         n, temperature, max_tokens = check_sampling(n, temperature, max_tokens)
         self.calls += 1

@@ -131,7 +131,7 @@ class StepFormat:
     output_sep: str = " "
 
     def __post_init__(self) -> None:
-        from .._checks import check_text
+        from .._validation import check_text
 
         check_text(self.prompt_template, "prompt_template")
         if "{question}" not in self.prompt_template:

@@ -91,7 +91,7 @@ class Problem:
     def __post_init__(self) -> None:
         from icml25.core.validation import check_int
 
-        from .._checks import check_text
+        from .._validation import check_text
 
         check_text(self.question, "question")
         check_text(self.answer, "answer")

@@ -305,20 +305,12 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
     the reproduction's budget) raises :class:`TimeBudgetExceeded` before a stage that would start after it ran
     out; the rounds finished so far stay in ``workdir``.
     """
-    from ..models.process_preference_model import pair_accuracy
-    from ..models.tiny_policy import TinyStepPolicy
-    from ..pipeline.self_evolution import SelfEvolution, TimeBudgetExceeded
+    from ..pipeline.self_evolution import TimeBudgetExceeded
 
     fmt = StepFormat()
     ex = SafeArithExecutor(allow_float=False)
     rounds = round_configs(cfg)
-    write_round1(workdir, eng, neu, rounds[0])
-    if time_budget_s is not None and time_budget_s <= 0:
-        raise TimeBudgetExceeded(f"the time budget ran out during round 1 (base model, SFT, PPM); round 1 is in "
-                                 f"{workdir}; raise time_budget_s or shrink the pool and step counts")
-    evo = SelfEvolution(eng["pool"], NoisyRuleSolver(eng["pool"], seed=seed + 3), rounds, workdir, neu["base"], ex,
-                        fmt=fmt, seed=seed, max_tokens=32, time_budget_s=time_budget_s,
-                        search_workers=cfg.search_workers)
+    evo = _self_evolution(cfg, seed, eng, neu, workdir, rounds, ex, fmt, time_budget_s)
     t0 = time.perf_counter()
     metrics = evo.run()
     t1 = time.perf_counter()
@@ -329,6 +321,39 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
     test = StepArithGenerator(levels=cfg.test_levels, seed=seed + 3000).sample(cfg.n_test)
     seeds = [seed + 100 * i for i in range(cfg.eval_seeds)]
     n_mid = cfg.eval_ns[1] if len(cfg.eval_ns) > 1 else cfg.eval_ns[0]
+    per_round, last, vote = _evaluate_rounds(cfg, evo, R, test, seeds, n_mid, ex, fmt)
+    held = _heldout_pair_accuracy(cfg, seed, evo, R, rounds[0].mcts, ex, fmt)
+    t2 = time.perf_counter()
+    rm, data = _last_round_ablations(cfg, seed, eng, neu, evo, metrics, R, workdir, test, seeds, n_mid, ex, fmt)
+    t3 = time.perf_counter()
+    return {"timing": [("rounds 2..R (search + SFT + PPM)", t1 - t0), ("evaluation of every round", t2 - t1),
+                       ("reward-model and SFT-data ablations", t3 - t2)],
+            "metrics": metrics, "per_round": per_round, "last": last, "seeds": seeds, "n_mid": n_mid,
+            "test_levels": [p.level for p in test], "coverage": [m["coverage"] * 100 for m in metrics],
+            **held, "vote": vote, "reward_models": rm, "data": data, "n_test": len(test)}
+
+
+def _self_evolution(cfg, seed: int, eng: dict, neu: dict, workdir: Path, rounds: list, ex, fmt,
+                    time_budget_s: float | None):
+    """Round 1 checkpointed from parts (a) and (b), and the :class:`SelfEvolution` that runs (or resumes from
+    ``workdir``) rounds 2..R."""
+    from ..pipeline.self_evolution import SelfEvolution, TimeBudgetExceeded
+
+    write_round1(workdir, eng, neu, rounds[0])
+    if time_budget_s is not None and time_budget_s <= 0:
+        raise TimeBudgetExceeded(f"the time budget ran out during round 1 (base model, SFT, PPM); round 1 is in "
+                                 f"{workdir}; raise time_budget_s or shrink the pool and step counts")
+    return SelfEvolution(eng["pool"], NoisyRuleSolver(eng["pool"], seed=seed + 3), rounds, workdir, neu["base"], ex,
+                         fmt=fmt, seed=seed, max_tokens=32, time_budget_s=time_budget_s,
+                         search_workers=cfg.search_workers)
+
+
+def _evaluate_rounds(cfg, evo, R: int, test, seeds: list[int], n_mid: int, ex, fmt) -> tuple:
+    """Every round on the test set: rounds 1..R-1 with one seed at the middle N; the last round with every seed
+    and N (plus beam search at the middle N) and the multi-run MCTS vote (first seed).
+    Returns ``(per_round, last, vote)``."""
+    from ..models.tiny_policy import TinyStepPolicy
+
     mcfg = MCTSConfig(n_candidates=cfg.later_candidates, max_depth=cfg.max_depth, errors_threshold=1)
 
     def run_eval(k: int, methods, ns, s: int) -> dict:
@@ -336,7 +361,7 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
         return evaluate(test, TinyStepPolicy(lm), ex, ppm, methods=methods, ns=tuple(ns), seed=s, mcts_config=mcfg,
                         max_depth=cfg.max_depth, fmt=fmt)
 
-    per_round = {k: run_eval(k, ("greedy", "maj", "bon", "mcts"), (n_mid,), seed) for k in range(1, R)}
+    per_round = {k: run_eval(k, ("greedy", "maj", "bon", "mcts"), (n_mid,), seeds[0]) for k in range(1, R)}
     # the last round also with the official step-level beam-search preset (spec §2.11) at the middle N: beam
     # width N, N candidates per beam (N² candidates per depth, so not at the largest N)
     last = [{**run_eval(R, ("greedy", "maj", "bon", "mcts"), cfg.eval_ns, s), **run_eval(R, ("beam",), (n_mid,), s)}
@@ -346,37 +371,43 @@ def run_rounds_and_eval(cfg, seed: int, eng: dict, neu: dict, workdir: Path, tim
     lm_r, ppm_r = evo.models[R]
     vote = evaluate(test, TinyStepPolicy(lm_r), ex, ppm_r, methods=("mcts_vote",), ns=(1,), seed=seeds[0],
                     mcts_config=mcfg, max_depth=cfg.max_depth, fmt=fmt, vote=tuple(cfg.vote))["mcts_vote"]
-    # held-out pairs (spec §6 item 3): bootstrap-solver trees on unseen problems, scored with the last PPM
+    return per_round, last, vote
+
+
+def _heldout_pair_accuracy(cfg, seed: int, evo, R: int, mcts_config, ex, fmt) -> dict:
+    """Held-out pairs (spec §6 item 3): bootstrap-solver trees on unseen problems, scored with every round's PPM
+    (``heldout_pair_acc`` is the last round's)."""
+    from ..models.process_preference_model import pair_accuracy
+
     held = StepArithGenerator(levels=cfg.levels, seed=seed + 4000).sample(max(8, cfg.n_problems // 2))
-    held_trees = MCTS(NoisyRuleSolver(held, seed=seed + 5), ex, config=rounds[0].mcts, fmt=fmt).search(held)
+    held_trees = MCTS(NoisyRuleSolver(held, seed=seed + 5), ex, config=mcts_config, fmt=fmt).search(held)
     held_pairs = [p for p in extract_pairs(held_trees, min_edit=cfg.pair_min_edit, edit_unit=cfg.pair_edit_unit,
                                            fmt=fmt) if p.kind == "step"]
-    policy_rk, ppm_rk = evo.models[R]
-    held_acc = pair_accuracy(ppm_rk, held_pairs) if held_pairs else float("nan")
+    held_acc = pair_accuracy(evo.models[R][1], held_pairs) if held_pairs else float("nan")
     held_per_round = {k: pair_accuracy(evo.models[k][1], held_pairs) if held_pairs else float("nan")
                       for k in range(1, R + 1)}
-    t2 = time.perf_counter()
-    # ablations on the last round's trees and data (spec §6 items 5 and 6)
+    return {"heldout_pair_acc": held_acc, "n_heldout_pairs": len(held_pairs), "heldout_per_round": held_per_round}
+
+
+def _last_round_ablations(cfg, seed: int, eng: dict, neu: dict, evo, metrics: list[dict], R: int, workdir: Path,
+                          test, seeds: list[int], n_mid: int, ex, fmt) -> tuple:
+    """The reward-model and SFT-data ablations on the last round's trees and data (spec §6 items 5 and 6), or
+    their "skipped" placeholders with ``ablations=false``. Returns ``(reward_models, data)``."""
+    from ..models.tiny_policy import TinyStepPolicy
+
     trees_r = [Tree.from_json(x) for x in json.loads((workdir / f"round_{R}" / "trees.json").read_text())]
     n_verified = metrics[-1]["n_sft"]  # the last policy's SFT set (accumulated over rounds if asked)
     train_seed = seed if R == 1 else seed + R  # the SFT/PPM seed of the last round (run_neural / SelfEvolution)
-    if cfg.ablations:
-        rm = reward_model_ablation(cfg, seeds[:cfg.ablation_seeds], trees_r, policy_rk, test, ex, fmt, n_mid,
-                                   train_seed)
-        generator = evo.bootstrap if R == 1 else TinyStepPolicy(evo.models[R - 1][0])
-        data = data_ablation(cfg, generator, eng["pool"], n_verified, neu["base"], test, ex, fmt, seed + 6000,
-                             train_seed)
-    else:  # skipped (ablations=false): D1-D4 and E1 are "not measured"
-        rm = {"PQM": None, "ORM": None, "n_pqm_targets": 0, "n_orm_targets": 0, "losses": {}, "skipped": True}
-        data = {"n_verified": n_verified, "n_rejection": 0, "greedy_correct": None, "sft_losses": [],
-                "skipped": True}
-    t3 = time.perf_counter()
-    return {"timing": [("rounds 2..R (search + SFT + PPM)", t1 - t0), ("evaluation of every round", t2 - t1),
-                       ("reward-model and SFT-data ablations", t3 - t2)],
-            "metrics": metrics, "per_round": per_round, "last": last, "seeds": seeds, "n_mid": n_mid,
-            "test_levels": [p.level for p in test], "coverage": [m["coverage"] * 100 for m in metrics],
-            "heldout_pair_acc": held_acc, "n_heldout_pairs": len(held_pairs), "heldout_per_round": held_per_round,
-            "vote": vote, "reward_models": rm, "data": data, "n_test": len(test)}
+    if not cfg.ablations:  # skipped (ablations=false): D1-D4 and E1 are "not measured"
+        return ({"PQM": None, "ORM": None, "n_pqm_targets": 0, "n_orm_targets": 0, "losses": {}, "skipped": True},
+                {"n_verified": n_verified, "n_rejection": 0, "greedy_correct": None, "sft_losses": [],
+                 "skipped": True})
+    rm = reward_model_ablation(cfg, seeds[:cfg.ablation_seeds], trees_r, evo.models[R][0], test, ex, fmt, n_mid,
+                               train_seed)
+    generator = evo.bootstrap if R == 1 else TinyStepPolicy(evo.models[R - 1][0])
+    data = data_ablation(cfg, generator, eng["pool"], n_verified, neu["base"], test, ex, fmt, seed + 6000,
+                         train_seed)
+    return rm, data
 
 
 # ---------------------------------------------------------------------------------------------- ablations
@@ -596,11 +627,22 @@ class _Diff:
 
 
 def add_full_claims(report: Report, cfg, eng: dict, evo: dict) -> None:
-    """Claims C1-C6 (calibration, self-evolution, PPM, search), D1-D4 (reward models), E1 (SFT data)."""
-    n, last, rounds = evo["n_mid"], evo["last"], evo["per_round"]
-    R = len(evo["coverage"])
+    """Claims C1-C6 (calibration, self-evolution, PPM, search), D1-D4 (reward models), E1 (SFT data), one function
+    per group of spec §6, then the evaluation tables."""
     hard = np.isin(np.array(evo["test_levels"]), HARD_LEVELS)
     d = _Diff(report, cfg.n_boot, hard)
+    _calibration_claims(report, eng, evo)
+    _self_evolution_claims(report, d, evo)
+    _search_claims(report, d, cfg, evo)
+    _ppm_claims(report, d, evo)
+    _reward_model_claims(report, d, cfg, evo)
+    _sft_data_claims(report, d, cfg, evo)
+    _tables(report, cfg, evo, hard)
+
+
+def _calibration_claims(report: Report, eng: dict, evo: dict) -> None:
+    """C1, C1b, K1, C1c: difficulty calibration of the domain (spec §6 item 1)."""
+    rounds = evo["per_round"]
 
     # 1. difficulty calibration (spec §6 item 1; guards against a trivial or hopeless domain)
     lv = [r for r in eng["level_rows"] if isinstance(r["level"], int)]
@@ -627,6 +669,11 @@ def add_full_claims(report: Report, cfg, eng: dict, evo: dict) -> None:
                      "later rounds)", 69.6, r1, "<=", 70.0, scale=Scale.FULL, unit="%", kind="check",
                      source="Table 3 (SLM-r1 on MATH)", requires=["K1"])
 
+
+def _self_evolution_claims(report: Report, d: _Diff, evo: dict) -> None:
+    """C2, C2b (coverage per round), C3, C3b (the last round's policy against round 1's; spec §6 item 2)."""
+    rounds, R = evo["per_round"], len(evo["coverage"])
+
     # 2. self-evolution
     cov = evo["coverage"]
     # fails if: later rounds do not reach problems the earlier rounds missed (no evolution)
@@ -646,6 +693,11 @@ def add_full_claims(report: Report, cfg, eng: dict, evo: dict) -> None:
           source="Table 3 (SLM-r1 -> SLM-r4, MATH)", headline=True)
     # fails if: the gain comes only from the easy levels
     d.add("C3b", "... and on the hard split (L5-L6)", None, gk, g1, 5.0, split="hard")
+
+
+def _search_claims(report: Report, d: _Diff, cfg, evo: dict) -> None:
+    """K2, C4, C4b, C4c, C4d: test-time search with the last round's policy and PPM (spec §6 item 4)."""
+    n, last = evo["n_mid"], evo["last"]
 
     # 4. search (C4); every claim here compares the last round's methods at the same N
     mc = _outcomes(last, f"mcts@{n}")
@@ -674,6 +726,12 @@ def add_full_claims(report: Report, cfg, eng: dict, evo: dict) -> None:
                      kind="paper", requires=["K2"],
                      note="accuracy at N=" + ", ".join(f"{k}: {a:.1f}%" for k, a in zip(cfg.eval_ns, accs)))
 
+
+def _ppm_claims(report: Report, d: _Diff, evo: dict) -> None:
+    """C5, C5b, C6: PPM quality (spec §6 item 3)."""
+    n, last, rounds = evo["n_mid"], evo["last"], evo["per_round"]
+    R = len(evo["coverage"])
+
     # 3. PPM quality (C5, C6)
     # fails if: the PPM's terminal scores are no better than voting (an untrained or constant PPM)
     d.add("C5", f"BoN@{n} with the last PPM beats majority voting maj@{n}", None, _outcomes(last, f"bon@{n}"),
@@ -691,6 +749,11 @@ def add_full_claims(report: Report, cfg, eng: dict, evo: dict) -> None:
     report.add_claim("C6", "the PPM ranks held-out step pairs (from unseen problems' trees) correctly", None,
                      evo["heldout_pair_acc"], ">=", 0.80, scale=Scale.FULL, kind="paper",
                      note=f"{evo['n_heldout_pairs']} held-out step pairs; threshold: spec §6 item 3")
+
+
+def _reward_model_claims(report: Report, d: _Diff, cfg, evo: dict) -> None:
+    """K3, D1-D4: PPM against PQM and ORM (spec §6 item 5)."""
+    n, last = evo["n_mid"], evo["last"]
 
     # 5. reward models (Table 8 direction)
     rm = evo["reward_models"]
@@ -723,6 +786,11 @@ def add_full_claims(report: Report, cfg, eng: dict, evo: dict) -> None:
               _outcomes(rm[other], f"{method}@{n}"), thr, split=split, source=source, requires=("K3",),
               note="; ".join(x for x in ("threshold: spec §6 item 5", short) if x))
 
+
+def _sft_data_claims(report: Report, d: _Diff, cfg, evo: dict) -> None:
+    """K4, E1: verified top-2 trajectories against rejection-sampled SFT data (spec §6 item 6)."""
+    gk = _outcomes([evo["per_round"][len(evo["coverage"])]], "greedy")  # the last round's greedy outcomes
+
     # 6. SFT data (Table 7 direction)
     data = evo["data"]
     e1 = "SFT on verified top-2 trajectories is at least as good as SFT on as many rejection-sampled correct " \
@@ -746,9 +814,6 @@ def add_full_claims(report: Report, cfg, eng: dict, evo: dict) -> None:
               note=f"{data['n_verified']} verified vs {data['n_rejection']} rejection-sampled trajectories"
                    + (f"; ablation SFT shortened to {cfg.ablation_steps} steps at this scale" if cfg.ablation_steps
                       else ""))
-
-    _tables(report, cfg, evo, hard)
-
 
 def _mean_pct(evals: list[dict], key: str, mask: np.ndarray | None = None) -> float:
     x = _outcomes(evals, key)

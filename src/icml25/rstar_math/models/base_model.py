@@ -38,7 +38,7 @@ def pretrain_base(lm, problems: list[Problem], steps: int = 300, batch_size: int
     ``in_context`` pairs if asked); returns losses."""
     if not problems:
         raise ValueError("problems must be non-empty")
-    from .._checks import check_training
+    from .._validation import check_training
 
     check_training(steps, batch_size, lr, warmup)
     tok = lm.tokenizer

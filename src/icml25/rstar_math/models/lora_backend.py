@@ -316,7 +316,7 @@ class LoRABackend:
         ``<output>`` tokens masked), AdamW with warm-up + cosine decay; returns the per-step loss."""
         from icml25.llm.training import LengthBuckets, train_loop
 
-        from .._checks import check_training
+        from .._validation import check_training
 
         self._own(policy, LoRAPolicy, "policy")
         if not isinstance(examples, Sequence) or not examples:
@@ -386,7 +386,7 @@ class LoRABackend:
     def _save_adapter(self, name: str, directory: Any) -> Path:
         from safetensors.torch import save_file
 
-        from .._checks import check_path
+        from .._validation import check_path
 
         d = Path(check_path(directory, "directory"))
         d.mkdir(parents=True, exist_ok=True)
@@ -398,7 +398,7 @@ class LoRABackend:
     def _load_adapter(self, directory: Any, kind: str) -> tuple[str, Path]:
         from safetensors.torch import load_file
 
-        from .._checks import check_path
+        from .._validation import check_path
 
         d = Path(check_path(directory, "directory"))
         for f in (_WEIGHTS, "adapter_config.json", _META):

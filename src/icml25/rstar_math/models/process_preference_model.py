@@ -235,7 +235,7 @@ def train_ppm(ppm: PPMModel, pairs: Sequence, steps: int = 150, batch_size: int 
         raise ValueError("pairs must be non-empty (no preference pairs were extracted)")
     from icml25.core.validation import check_option
 
-    from .._checks import check_training
+    from .._validation import check_training
 
     check_training(steps, batch_size, lr, warmup, weight_decay, grad_clip)
     check_option(loss, "loss", ("paper", "official"))

@@ -49,7 +49,7 @@ class LMStepPolicy:
                      stop: Sequence[str] | None = None, max_tokens: int = 256,
                      seed: int | None = None) -> list[list[str]]:
         """``n`` steps per prompt."""
-        from .._checks import check_sampling
+        from .._validation import check_sampling
 
         n, temperature, max_tokens = check_sampling(n, temperature, max_tokens)
         self.calls += 1
@@ -127,7 +127,7 @@ def run_eval(data: str, policy: str, ppm_head: str | None = None, ppm_model: str
     from icml25.core.validation import check_int, check_positive
     from icml25.llm import load_model
 
-    from .._checks import check_text
+    from .._validation import check_text
 
     check_text(data, "data")
     check_text(policy, "policy")

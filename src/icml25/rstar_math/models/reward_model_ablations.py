@@ -64,7 +64,7 @@ def train_value_head(model: PPMModel, data: Sequence[tuple[str, str, float]], ki
         raise ValueError(f"kind must be 'pqm' or 'orm', got {kind!r}")
     if not data:
         raise ValueError("data must be non-empty")
-    from .._checks import check_training
+    from .._validation import check_training
 
     check_training(steps, batch_size, lr, warmup, weight_decay)
     targets = np.array([d[2] for d in data], dtype=float)

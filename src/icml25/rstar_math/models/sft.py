@@ -88,7 +88,7 @@ def train_sft(lm, examples: Sequence[tuple[str, str]], steps: int = 150, batch_s
     """
     if not examples:
         raise ValueError("examples must be non-empty (no SFT trajectories were extracted)")
-    from .._checks import check_training
+    from .._validation import check_training
 
     check_training(steps, batch_size, lr, warmup, weight_decay, grad_clip)
     x_all, y_all, lengths = lm_batches(lm.tokenizer, examples, lm.config.block_size)

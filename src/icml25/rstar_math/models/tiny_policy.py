@@ -75,7 +75,7 @@ class TinyStepPolicy:
                      stop: Sequence[str] | None = None, max_tokens: int = 32,
                      seed: int | None = None) -> list[list[str]]:
         """``n`` step texts per prompt (see the class docstring)."""
-        from .._checks import check_sampling
+        from .._validation import check_sampling
 
         n, temperature, max_tokens = check_sampling(n, temperature, max_tokens)
         stop = list(stop or [])

@@ -181,13 +181,13 @@ class TinyGPTBackend:
 
     def save_ppm(self, ppm: Any, directory: str | Path) -> Path:
         """``ppm.save(directory)`` (``trunk.pt``, ``value_head.bin``, ``ppm.json``)."""
-        from .._checks import check_path
+        from .._validation import check_path
 
         return ppm.save(Path(check_path(directory, "directory")))
 
     def load_ppm(self, directory: str | Path, policy: Any) -> Any:
         """A PPM of ``policy``'s shape with the weights of ``directory``, in eval mode."""
-        from .._checks import check_path
+        from .._validation import check_path
 
         ppm = self.make_ppm(policy)
         ppm.load_weights(Path(check_path(directory, "directory")))

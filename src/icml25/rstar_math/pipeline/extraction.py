@@ -245,7 +245,7 @@ def code_tokens(step: str) -> list[str]:
     >>> code_tokens(" # Bob has 3 more than Ann \\n Bob = Ann + 3 <end_of_step>")
     ['Bob', '=', 'Ann', '+', '3']
     """
-    from .._checks import check_text
+    from .._validation import check_text
 
     check_text(step, "step", allow_empty=True)
     tags = set(TAGS)
@@ -268,7 +268,7 @@ def edit_distance(a: str | Sequence[str], b: str | Sequence[str], cap: int | Non
     """
     from icml25.core.validation import check_int
 
-    from .._checks import check_text
+    from .._validation import check_text
 
     if isinstance(a, str) or isinstance(b, str):
         check_text(a, "a", allow_empty=True)
