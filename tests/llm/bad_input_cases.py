@@ -79,6 +79,22 @@ def _hf():
     return HFModel(_saved_gpt2())
 
 
+def _fresh_hf():  # finetune / attach_lora inject LoRA layers into the network: a new model per call
+    from icml25.llm import HFModel
+
+    return HFModel(_saved_gpt2())
+
+
+def _finetune_kwargs() -> dict:
+    return {"model": _fresh_hf(), "data": [("ab", "c"), ([1, 2], [3, 4])], "steps": 2, "lr": 1e-3, "batch_size": 2,
+            "r": 2, "alpha": 4.0, "lora_dropout": 0.1, "max_length": 16, "warmup": 1, "min_lr_ratio": 0.1,
+            "weight_decay": 0.01, "grad_clip": 1.0, "seed": 1}
+
+
+def _answer_batch_kwargs() -> dict:
+    return {"pairs": [([1, 2], [3]), ([4], [5, 6], [True, False])], "pad_id": 0, "eos": 2, "max_length": 8}
+
+
 def _mock_response(request):  # type: ignore[no-untyped-def]
     import httpx
 
@@ -191,4 +207,17 @@ CASES += [
     BadInputCase("load_encoder", lambda: {"spec": "pretrained:all-minilm-l6-v2", "progress": False},
                  bad={"spec": TEXT}),
     BadInputCase("known_models", skip="takes no arguments"),
+    BadInputCase("finetune", _finetune_kwargs,
+                 {"steps": SIZE, "lr": POSITIVE, "batch_size": SIZE, "r": SIZE, "alpha": POSITIVE, "lora_dropout": PROB,
+                  "max_length": SIZE, "warmup": REAL, "min_lr_ratio": PROB, "weight_decay": REAL, "grad_clip": REAL,
+                  "seed": REAL}),
+    BadInputCase("attach_lora", lambda: {"model": _fresh_hf(), "r": 2, "alpha": 4.0, "lora_dropout": 0.1,
+                                         "seed": 0}, {"r": SIZE, "alpha": POSITIVE, "lora_dropout": PROB, "seed": REAL}),
+    BadInputCase("lora_parameters", lambda: {"model": __import__("icml25.llm").llm.attach_lora(_fresh_hf(), r=2),
+                                             "adapter": "default"}, {"adapter": TEXT}),
+    BadInputCase("answer_batch", _answer_batch_kwargs, {"pad_id": REAL, "eos": REAL, "max_length": SIZE}),
+    BadInputCase("answer_loss", lambda: {"model": _hf().model,
+                                         "batch": __import__("icml25.llm").llm.answer_batch([([1, 2], [3])])}),
+    BadInputCase("FineTuned", skip="the result record of finetune; it takes no user input"),
+    BadInputCase("AnswerBatch", skip="a batch record that answer_batch builds; it takes no user input"),
 ]

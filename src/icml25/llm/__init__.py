@@ -14,7 +14,8 @@ __all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "Tiny
            "CharTokenizer", "ByteTokenizer", "WordTokenizer", "HFModel", "OpenAIServer", "load_model", "validate_prompts",
            "TinyGPTModule", "OpenAIServerError", "load_tokenizer", "save_random_gpt2", "pretrained_path",
            "load_encoder", "known_models", "sample_shared_prefix", "prefix_hidden_states", "train_loop",
-           "LengthBuckets", "expand", "NextTokenLogprobs"]
+           "LengthBuckets", "expand", "NextTokenLogprobs", "finetune", "FineTuned", "attach_lora", "lora_parameters",
+           "answer_batch", "answer_loss", "AnswerBatch"]
 
 _LAZY = {
     "TinyGPT": ("icml25.llm.tiny", "TinyGPT"),
@@ -38,6 +39,8 @@ _LAZY = {
     "NextTokenLogprobs": ("icml25.llm.token_scoring", "NextTokenLogprobs"),
     "train_loop": ("icml25.llm.training", "train_loop"),
     "LengthBuckets": ("icml25.llm.training", "LengthBuckets"),
+    **{name: ("icml25.llm.lora", name) for name in ("finetune", "FineTuned", "attach_lora", "lora_parameters",
+                                                         "answer_batch", "answer_loss", "AnswerBatch")},
 }
 
 

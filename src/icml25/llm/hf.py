@@ -14,6 +14,7 @@ KV cache rows are copied), with left padding, explicit position ids and an atten
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -290,6 +291,31 @@ class HFModel:
         if self._native is not None:
             return self._native.num_parameters()
         return sum(p.numel() for p in self.model.parameters())
+
+    def prompt_ids(self, text: str) -> list[int]:
+        """Token ids of ``text`` as a prompt, as :meth:`generate` and :meth:`logprobs` encode it: with the
+        tokenizer's special tokens (e.g. BOS); an empty prompt is ``[BOS]`` (EOS when there is no BOS)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        return self._prompt_ids(text)
+
+    def continuation_ids(self, text: str) -> list[int]:
+        """Token ids of ``text`` as a continuation (no special tokens added), as :meth:`logprobs` encodes it."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        return self._cont_ids(text)
+
+    def with_model(self, model: Any, seed: int = 0) -> HFModel:
+        """A copy of this HFModel (same tokenizer, special ids and device) that runs the transformers network
+        ``model`` (e.g. a copy of :attr:`model` with adapters), with its own sampling RNG seeded by ``seed``;
+        this one is unchanged."""
+        from icml25.core.validation import check_int
+
+        if not isinstance(model, self._torch.nn.Module):
+            raise TypeError(f"model must be a torch.nn.Module (a transformers causal LM), got {type(model).__name__}")
+        out = copy.copy(self)
+        out.model, out._rng = model, np.random.default_rng(check_int(seed, "seed", low=0))
+        return out
 
     # ------------------------------------------------------------------ helpers
     def _encode(self, text: str, special: bool) -> list[int]:

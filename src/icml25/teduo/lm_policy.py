@@ -12,9 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from icml25.core.progress import progress
 from icml25.core.validation import check_int, check_positive
 
 from .babyai import ACTIONS, SymbolicState, describe_state, parse_goal
@@ -30,6 +27,24 @@ def policy_messages(state: SymbolicState, goal: str) -> list[dict[str, str]]:
     """Chat messages of one policy query."""
     return [{"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"Goal: {parse_goal(goal).text}. Observation: {describe_state(state)}."}]
+
+
+class _PolicyPairs(Sequence):
+    """(prompt ids, answer ids) of the SFT examples, tokenized when drawn; the answer is the action word and the
+    chat model's end-of-turn token (SmolLM2: ``<|im_end|>``, Llama-3-Instruct: ``<|eot_id|>``)."""
+
+    def __init__(self, policy: LoRAPolicy, examples: Sequence[SFTExample]) -> None:
+        tok = policy.lm.tokenizer
+        self.policy, self.examples, self.tok = policy, examples, tok
+        self.end = tok.encode(tok.eos_token or "<|im_end|>", add_special_tokens=False)
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    def __getitem__(self, i: Any) -> tuple[list[int], list[int]]:
+        e = self.examples[i]
+        return (self.tok.encode(self.policy._prompt(e.state, e.goal), add_special_tokens=False),
+                self.tok.encode(ACTIONS[e.action], add_special_tokens=False) + self.end)
 
 
 class LoRAPolicy:
@@ -73,52 +88,21 @@ class LoRAPolicy:
         return self.lm.chat_prompt(policy_messages(state, goal))
 
     def fit(self, examples: Sequence[SFTExample], desc: str = "LoRA fine-tuning") -> LoRAPolicy:
-        """LoRA SFT on (prompt, action word) pairs, loss on the answer tokens (action word + end of turn)."""
-        import peft
-        import torch
+        """LoRA SFT on (prompt, action word) pairs, loss on the answer tokens (action word + end of turn), by
+        :func:`icml25.llm.finetune` (uniformly drawn batches, constant learning rate, no clipping)."""
+        from icml25.llm import finetune
 
         if not examples:
             raise ValueError("examples must be a non-empty list of SFTExample (build_sft_dataset)")
-        torch.manual_seed(self.random_state)
-        cfg = peft.LoraConfig(r=self.r, lora_alpha=self.alpha, lora_dropout=0.0, task_type="CAUSAL_LM",
-                              target_modules=["q_proj", "k_proj", "v_proj", "o_proj"])
-        self.net = peft.get_peft_model(self.lm.model, cfg)
-        tok = self.lm.tokenizer
-        # the chat model's end-of-turn token (SmolLM2: "<|im_end|>", Llama-3-Instruct: "<|eot_id|>")
-        end = tok.encode(tok.eos_token or "<|im_end|>", add_special_tokens=False)
-        dev = next(self.net.parameters()).device
-        cache: dict[int, tuple[list[int], list[int]]] = {}
-
-        def row(i: int) -> tuple[list[int], list[int]]:  # tokenised lazily: only the sampled examples
-            if i not in cache:
-                e = examples[i]
-                cache[i] = (tok.encode(self._prompt(e.state, e.goal), add_special_tokens=False),
-                            tok.encode(ACTIONS[e.action], add_special_tokens=False) + end)
-            return cache[i]
-
-        opt = torch.optim.AdamW([p for p in self.net.parameters() if p.requires_grad], lr=self.lr)
-        rng = np.random.default_rng(self.random_state)
-        self.net.train()
-        pad = self.lm.pad_id
-        for _ in progress(range(self.steps), desc):
-            batch = [row(int(i)) for i in rng.choice(len(examples), min(self.batch_size, len(examples)),
-                                                      replace=False)]
-            width = max(len(p) + len(a) for p, a in batch)
-            ids = torch.full((len(batch), width), pad)
-            labels = torch.full((len(batch), width), -100)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for k, (p, a) in enumerate(batch):
-                n = len(p) + len(a)
-                ids[k, :n] = torch.tensor(p + a)
-                labels[k, len(p):n] = torch.tensor(a)  # loss on the answer tokens only
-                mask[k, :n] = 1
-            loss = self.net(input_ids=ids.to(dev), attention_mask=mask.to(dev), labels=labels.to(dev)).loss
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            self.losses_.append(float(loss.detach()))
-            self.tokens_trained_ += int(mask.sum())
-        self.net.eval()
+        if not self.steps:
+            return self
+        out = finetune(self.lm, _PolicyPairs(self, examples), steps=self.steps, lr=self.lr, batch_size=self.batch_size,
+                       r=self.r, alpha=self.alpha, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"], eos=False,
+                       sampler="uniform", min_lr_ratio=1.0, weight_decay=0.01, grad_clip=0.0, seed=self.random_state,
+                       progress=True, desc=desc)
+        self.net = out.model
+        self.losses_ += out.losses
+        self.tokens_trained_ += out.tokens
         return self
 
     def act_batch(self, states: Sequence[SymbolicState], goals: Sequence[str], rng: Any = None) -> list[int]:

@@ -5,11 +5,14 @@
 copy of the base weights; every policy and PPM is a LoRA adapter on it (``set_adapter`` switches between them), so
 a round costs adapter-sized memory and files, never a model copy:
 
-- policy SFT (spec §2.9) trains only the adapter's ``lora_A``/``lora_B`` matrices, with the loss on the response
-  tokens (prompt and ``<output>...<end_of_output>`` executor-output tokens masked) and the end-of-sequence token;
+- every adapter is attached by :func:`icml25.llm.attach_lora`; policy SFT (spec §2.9) is
+  :func:`icml25.llm.finetune` (the package's LoRA fine-tuning): only the adapter's ``lora_A``/``lora_B`` matrices
+  train, with the loss on the response tokens (prompt and ``<output>...<end_of_output>`` executor-output tokens
+  masked, the paper-specific part kept here) and the end-of-sequence token;
 - the PPM (spec §2.8) is a copy of the policy's adapter plus ``dropout -> Linear(hidden, 1)`` on the final hidden
   state at the last token of ``prefix ⊕ step``; adapter and head train with the pairwise Bradley-Terry loss of
-  Eq. 4 (:func:`~icml25.rstar_math.models.process_preference_model.ppm_pair_loss`); the search score is ``tanh(h / 5)``;
+  Eq. 4 (:func:`~icml25.rstar_math.models.process_preference_model.ppm_pair_loss`; a value head with a pairwise
+  loss is not an answer-only LM loss, so its training stays here); the search score is ``tanh(h / 5)``;
 - a saved policy is ``adapter_config.json`` + ``adapter_model.safetensors`` (the ``peft`` layout,
   ``PeftModel.from_pretrained(base, dir)`` reads it) + ``lora_backend.json`` naming the base; a PPM adds
   ``value_head.bin`` with the official key names.
@@ -25,10 +28,10 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from icml25.core.optional import require
+from icml25.llm.lora import attach_lora, lora_parameters
 
 from ..domain.step_format import OUTPUT
 from .sft import split_outputs
@@ -48,7 +51,7 @@ class LoRAPolicy(nn.Module):
     def __init__(self, backend: LoRABackend, adapter: str) -> None:
         super().__init__()
         self.backend, self.adapter = backend, adapter
-        self.lora = nn.ParameterList(backend._adapter_params(adapter))
+        self.lora = nn.ParameterList(lora_parameters(backend._model, adapter))
 
     @property
     def tokenizer(self) -> Any:
@@ -95,7 +98,7 @@ class LoRAPPM(nn.Module):
     def __init__(self, backend: LoRABackend, adapter: str, dropout: float = 0.1, scale: float = 5.0) -> None:
         super().__init__()
         self.backend, self.adapter, self.scale = backend, adapter, float(scale)
-        self.lora = nn.ParameterList(backend._adapter_params(adapter))
+        self.lora = nn.ParameterList(lora_parameters(backend._model, adapter))
         self.dropout = nn.Dropout(dropout)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(backend.seed)
@@ -117,7 +120,7 @@ class LoRAPPM(nn.Module):
         if len(prefixes) != len(steps):
             raise ValueError(f"prefixes and steps must have the same length, got {len(prefixes)} and {len(steps)}")
         hf, L = self.backend._hf, self.backend.max_length
-        seqs = [hf._prompt_ids(p + s)[-L:] for p, s in zip(prefixes, steps)]
+        seqs = [hf.prompt_ids(p + s)[-L:] for p, s in zip(prefixes, steps)]
         x = torch.full((len(seqs), max(len(s) for s in seqs)), hf.pad_id, dtype=torch.long)
         for r, s in enumerate(seqs):
             x[r, :len(s)] = torch.tensor(s, dtype=torch.long)
@@ -218,8 +221,7 @@ class LoRABackend:
         self.weight_decay, self.ppm_dropout, self.score_scale = weight_decay, ppm_dropout, score_scale
         self._model = copy.deepcopy(lm.model).eval()
         self._model.requires_grad_(False)
-        self._hf = copy.copy(lm)  # the HFModel decoding/scoring code, on the backend's copy of the weights
-        self._hf.model, self._hf._rng = self._model, np.random.default_rng(self.seed)
+        self._hf = lm.with_model(self._model, self.seed)  # the HFModel decoding/scoring code, on the copy
         self.config = self._peft_lib.LoraConfig(r=r, lora_alpha=alpha, lora_dropout=lora_dropout,
                                                 target_modules=modules, bias="none")
         self.hidden_size = int(self._model.get_input_embeddings().weight.shape[1])
@@ -235,28 +237,17 @@ class LoRABackend:
     def _new_adapter(self, kind: str, config: Any = None) -> str:
         name = f"{kind}_{self._count}"
         self._count += 1
-        cfg = copy.deepcopy(config if config is not None else self.config)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(self.seed)
-            if self._peft is None:
-                self._peft = self._peft_lib.get_peft_model(self._model, cfg, adapter_name=name)
-                self._active = name
-            else:
-                self._peft.add_adapter(name, cfg)
-        self._peft.base_model.model.to(self.lm.device)
+        first = self._peft is None
+        self._peft = attach_lora(self._model if first else self._peft, adapter=name, seed=self.seed,
+                                 config=config if config is not None else self.config)
+        if first:
+            self._active = name
         return name
 
     def _activate(self, name: str) -> None:
         if self._active != name:
             self._peft.set_adapter(name)
             self._active = name
-
-    def _adapter_params(self, name: str) -> list[nn.Parameter]:
-        tail = f".{name}.weight"
-        params = [p for n, p in self._model.named_parameters() if "lora_" in n and n.endswith(tail)]
-        if not params:
-            raise ValueError(f"adapter {name!r} has no LoRA parameters (target_modules matched no layer?)")
-        return params
 
     def _adapter_state(self, name: str) -> dict[str, torch.Tensor]:
         from peft import get_peft_model_state_dict
@@ -289,32 +280,29 @@ class LoRABackend:
 
         return LMStepPolicy(self._own(policy, LoRAPolicy, "policy"))
 
-    def _sft_rows(self, examples: Sequence[tuple[str, str]]) -> list[tuple[list[int], list[bool]]]:
-        """Per example: ids of ``prompt response <eos>`` and which positions are training targets."""
+    def _sft_rows(self, examples: Sequence[tuple[str, str]]) -> list[tuple[list[int], list[int], list[bool]]]:
+        """Per example: prompt ids, response ids and which response tokens are trained (not ``<output>`` ones)."""
         hf = self._hf
-        eos = hf.eos_ids[:1]
         rows = []
         for i, ex in enumerate(examples):
             if not (isinstance(ex, (tuple, list)) and len(ex) == 2 and all(isinstance(t, str) for t in ex)
                     and ex[1].strip()):
                 raise ValueError(f"examples[{i}] must be a (prompt, response) pair of strings with a non-empty "
                                  f"response, got {ex!r:.80}")
-            ids = hf._prompt_ids(ex[0])
-            train = [False] * len(ids)
+            ids: list[int] = []
+            train: list[bool] = []
             for piece in split_outputs(ex[1]):
-                t = hf._cont_ids(piece)
+                t = hf.continuation_ids(piece)
                 ids, train = ids + t, train + [not piece.startswith(OUTPUT)] * len(t)
-            ids, train = (ids + eos)[:self.max_length], (train + [True] * len(eos))[:self.max_length]
-            if not any(train[1:]):
-                raise ValueError(f"examples[{i}] has no response token within max_length={self.max_length}")
-            rows.append((ids, train))
+            rows.append((hf.prompt_ids(ex[0]), ids, train))
         return rows
 
     def train_policy(self, policy: LoRAPolicy, examples: Sequence[tuple[str, str]], steps: int, batch_size: int,
                      lr: float, seed: int = 0) -> list[float]:
-        """SFT of the adapter only: mean next-token cross-entropy over response tokens (prompt and
-        ``<output>`` tokens masked), AdamW with warm-up + cosine decay; returns the per-step loss."""
-        from icml25.llm.training import LengthBuckets, train_loop
+        """SFT of the adapter only by :func:`icml25.llm.finetune`: mean next-token cross-entropy over response
+        tokens and the end-of-sequence token (prompt and ``<output>`` tokens masked; the first ``max_length``
+        tokens), length-bucketed batches, AdamW with warm-up + cosine decay; returns the per-step loss."""
+        from icml25.llm import finetune
 
         from .._validation import check_training
 
@@ -323,33 +311,12 @@ class LoRABackend:
             raise ValueError("examples must be a non-empty list of (prompt, response) pairs")
         check_training(steps, batch_size, lr, self.warmup, self.weight_decay, self.grad_clip)
         rows = self._sft_rows(examples)
-        hf, model = self._hf, self._model
-        rng = np.random.default_rng(seed)
-        sampler = LengthBuckets([len(ids) for ids, _ in rows], batch_size, rng)
-
-        def batch_loss(pick: np.ndarray) -> torch.Tensor:
-            seqs = [rows[i] for i in pick]
-            T = max(len(ids) for ids, _ in seqs)
-            x = torch.full((len(seqs), T), hf.pad_id, dtype=torch.long)
-            y = torch.full((len(seqs), T), -100, dtype=torch.long)
-            mask = torch.zeros((len(seqs), T), dtype=torch.long)
-            for r, (ids, train) in enumerate(seqs):
-                a = torch.tensor(ids, dtype=torch.long)
-                x[r, :len(ids)], mask[r, :len(ids)] = a, 1
-                y[r, :len(ids) - 1] = torch.where(torch.tensor(train[1:]), a[1:], -100)
-            pos = (y != -100).any(0).nonzero().squeeze(1)  # logits only where some row has a target
-            x, y, mask, pos = x.to(hf.device), y.to(hf.device), mask.to(hf.device), pos.to(hf.device)
-            if hf._can_keep:
-                logits = model(input_ids=x, attention_mask=mask, logits_to_keep=pos).logits
-            else:
-                logits = model(input_ids=x, attention_mask=mask).logits[:, pos]
-            return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y[:, pos].reshape(-1),
-                                   ignore_index=-100)
-
         self._activate(policy.adapter)
-        return train_loop(policy, batch_loss, sampler.draw, steps, lr, warmup=self.warmup,
-                          weight_decay=self.weight_decay, decay="all", grad_clip=self.grad_clip,
-                          torch_seed=int(rng.integers(0, 2**31)))
+        hf = self._hf
+        return finetune(self._peft, rows, adapter=policy.adapter, steps=steps, lr=lr, batch_size=batch_size,
+                        eos=hf.eos_ids[0] if hf.eos_ids else False, pad_id=hf.pad_id, max_length=self.max_length,
+                        sampler="buckets", warmup=self.warmup, weight_decay=self.weight_decay,
+                        grad_clip=self.grad_clip, seed=seed).losses
 
     # ------------------------------------------------------------------ PPM
     def make_ppm(self, policy: LoRAPolicy) -> LoRAPPM:
