@@ -39,6 +39,32 @@ __all__ = ["build_mcq", "load_mmlu_redux", "load_truthfulqa", "load_toolalpaca",
 
 DATASETS = ("mmlu", "truthfulqa", "toolalpaca", "countries")
 _URL = "https://raw.githubusercontent.com/"
+#: the upstream commits of the shipped copies (data/SOURCE.md), so that a download is the file hashed in SHA256
+_MMLU_REDUX = "aryopg/mmlu-redux/4563cfa79b659d76716e5b6019f46bba85fa02db/"
+_TOOLALPACA = "tangqiaoyu/ToolAlpaca/189069998d64a7baf1b4a1c3c4b2e75eb9d05532/"
+#: SHA-256 of the files shipped in data/ that are unchanged copies of their download: a download is checked against
+#: them (TruthfulQA is a copy of a copy, countries a conversion, the LLaMA-13B files come from a zip: not pinned)
+SHA256 = {
+    "mmlu_redux/mmlu_anatomy.csv": "e73da98de4080a67d7bf832d12b5cf5b1156aa7aaec3d44b1a20b730bc5782a8",
+    "mmlu_redux/mmlu_business_ethics.csv": "2c732b4bf5430225bfe4329d3aaa445917c3dc961942d5bd5336555c5fce86a9",
+    "mmlu_redux/mmlu_clinical_knowledge.csv": "37ec6e0d612370a88f69a3a560f1d43877f084ea819dc8155a622ae75d7a82b0",
+    "mmlu_redux/mmlu_college_chemistry.csv": "5d7ee98e59a528e1c77960a226ca11c20ddbdd7039c86584f227e74597785664",
+    "mmlu_redux/mmlu_college_computer_science.csv": "f06bcec202a789d98d26689d9667fdcd5fa07c860376f3fb3da85c851f046c92",
+    "mmlu_redux/mmlu_college_medicine.csv": "2a0f750982849d6f30c7edc9731df61f7f84cd2cf4d9c855e8e4e35b53688f76",
+    "mmlu_redux/mmlu_computer_security.csv": "03ac8a43d2407e274116988767399909b89bc1f16f94f59df9840fa659d4ea22",
+    "mmlu_redux/mmlu_formal_logic.csv": "0d5a15ed033a7006a7d790fef09e6e3c6c63d46c4a8d7b979d1afd63032a361a",
+    "mmlu_redux/mmlu_high_school_biology.csv": "98204af59693f3497f594ce9689e7adadf82a5c77ed79d07fe3f794554179e42",
+    "mmlu_redux/mmlu_high_school_computer_science.csv":
+        "21c739d43b30b59c2d3cc3ec15048eee22bfac3a02bb3bae2b34ceb7fac1339b",
+    "mmlu_redux/mmlu_machine_learning.csv": "7350cb93c40e3ba7ccaff868a918f41d9fa6fd392a64a13697c9647998613ece",
+    "mmlu_redux/mmlu_management.csv": "6b782b960b55334aa0088153f96f7c2dfb5a625bfc5ebcce076d5d310620d2f0",
+    "mmlu_redux/mmlu_marketing.csv": "4efc6eab77670e52914144a7cbba7b553e4c8b29f10e17c1257a18bb3c0e2c71",
+    "mmlu_redux/mmlu_professional_accounting.csv": "123f075cae47b09feaa7160cd8069e2d525cedab882e6a8ae94360aa19119f33",
+    "mmlu_redux/mmlu_professional_medicine.csv": "3c024ec4ebd67683b288068f40221b9caf222ef944f24e637652fd2e8776760a",
+    "mmlu_redux/mmlu_public_relations.csv": "7f4d9b17365085e946a517ad5abf75153d89dd7858ca3909803a329f5baee1d2",
+    "toolalpaca/eval_real.json": "86d1392c786060e00dd6feaa963d8a87660e3042380b0abbd8ccad2b931e2778",
+    "toolalpaca/eval_simulated.json": "17085ffefae0a0e15c1d2d564263063932d692011edf27ce8ae3d3803432ba08",
+}
 #: MMLU-Redux subjects shipped with the package (the 16 subjects of the LLaMA-13B probability files)
 SHIPPED_MMLU_SUBJECTS = (
     "anatomy", "business_ethics", "clinical_knowledge", "college_chemistry", "college_computer_science",
@@ -105,7 +131,7 @@ def load_mmlu_redux(subjects: Any = None, path: str | Path | None = None, only_o
     for subj in subjects:
         fname = f"mmlu_redux/mmlu_{subj}.csv"
         user = _user_file(None if path is None else Path(path) / f"mmlu_{subj}.csv", what)
-        p = resolve_data("croq", fname, path=user, url=_URL + "aryopg/mmlu-redux/main/" + fname)
+        p = resolve_data("croq", fname, path=user, url=_URL + _MMLU_REDUX + fname, sha256=SHA256.get(fname))
         first = read_text(p, what, _ENCODINGS).split("\n", 1)[0]
         delim = ";" if first.count(";") > first.count(",") else ","
         header, table = read_csv(p, what, delimiter=delim, required=("question", "choices", "answer"),
@@ -189,7 +215,7 @@ def load_toolalpaca(path: str | Path | None = None) -> list[dict]:
     files = ["toolalpaca/eval_real.json", "toolalpaca/eval_simulated.json"]
     paths = [_user_file(Path(path) / Path(f).name, what) for f in files] if path is not None else [None, None]
     for f, up in zip(files, paths):
-        p = resolve_data("croq", f, path=up, url=_URL + "tangqiaoyu/ToolAlpaca/main/data/" + Path(f).name)
+        p = resolve_data("croq", f, path=up, url=_URL + _TOOLALPACA + "data/" + Path(f).name, sha256=SHA256[f])
         data = read_json(p, what, encodings=_ENCODINGS)
         if not isinstance(data, list) or not data:
             raise FileFormatError(f"{p}: a JSON {type(data).__name__} of {len(data)} items; expected {what}")

@@ -19,7 +19,12 @@ from .hierarchy import Hierarchy
 
 __all__ = ["read_hierarchical_arff", "load_imclef"]
 
-_URL = "https://raw.githubusercontent.com/EGiunchiglia/C-HMCNN/master/HMC_data/others/{name}_{split}.arff"
+#: the shipped copies' commit (data/SOURCE.md); pinned so that the download is the file whose hash is below
+_URL = ("https://raw.githubusercontent.com/EGiunchiglia/C-HMCNN/e887855ab4b3b8f22e4fafc80a0a33c1d1ac0041/"
+        "HMC_data/others/{name}_{split}.arff")
+#: SHA-256 of the files shipped in data/ (unchanged copies of the download): a download is checked against them
+SHA256 = {"ImCLEF07A_Train.arff": "fe240039db5272579924897bcac6c0c38b6cb117277aa49281a2ec936b01e7c9",
+          "ImCLEF07A_Test.arff": "e95c33e0bc8a23be9b093bc34268404c47f304739bd73eceda58f8cbc42a90fb"}
 
 
 def read_hierarchical_arff(path: str | Path) -> tuple[np.ndarray, list[str], list[str]]:
@@ -133,7 +138,8 @@ def load_imclef(name: str = "ImCLEF07A", split: str = "train", path: str | Path 
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
     fname = f"{name}_{split.capitalize()}.arff"
-    file = resolve_data("hier_decoding", fname, path=path, url=_URL.format(name=name, split=split.capitalize()))
+    file = resolve_data("hier_decoding", fname, path=path, url=_URL.format(name=name, split=split.capitalize()),
+                        sha256=SHA256.get(fname))
     X, labels, node_paths = read_hierarchical_arff(file)
     h = hierarchy if hierarchy is not None else Hierarchy.from_paths(node_paths)
     y = h.leaf_indices(labels)

@@ -34,6 +34,14 @@ SLUG = "inference_scaling"
 _DIGITIZED_COMMIT = "7b7fb7310dcf62fd70f724d5fbdf8843e28ba9dd"
 #: display name -> file stem of the digitised Brown et al. (2024) MATH coverage curves
 DIGITIZED_CURVES = {"Gemma-2B": "gemma2B", "Llama-3-8B": "llama8BpassN", "Pythia-2.8B": "pythia28B"}
+#: SHA-256 of the digitised curves shipped in data/ (unchanged copies of the files at _DIGITIZED_COMMIT): a download
+#: is checked against them
+SHA256 = {
+    "brown2024_digitized_math_coverage/gemma2B.csv": "22835de174784def159b966800e72c999bc66140bee72747f2ed086cbedb9fa8",
+    "brown2024_digitized_math_coverage/llama8BpassN.csv":
+        "ea084bf293dfe471ffdc05f4532109f9b1539114eb6c3e8d921f051c99574091",
+    "brown2024_digitized_math_coverage/pythia28B.csv": "bb246be5d16276145d113ddde50cb830d3327325e564c693781da127e3033d1f",
+}
 
 
 def _user_path(path: str | Path | None, what: str) -> str | Path | None:
@@ -163,9 +171,10 @@ def load_digitized_curve(name: str, path: str | Path | None = None) -> tuple[np.
         raise ValueError(f"name must be one of {sorted(DIGITIZED_CURVES)}, got {name!r}")
     stem = stems[name]
     what = "a two-column CSV 'x,y' (k, coverage) with a header row"
-    p = resolve_data(SLUG, f"brown2024_digitized_math_coverage/{stem}.csv", path=_user_path(path, what),
+    fname = f"brown2024_digitized_math_coverage/{stem}.csv"
+    p = resolve_data(SLUG, fname, path=_user_path(path, what),
                      url=f"https://raw.githubusercontent.com/austine4/Inference-Compute-Scaling-Laws/"
-                         f"{_DIGITIZED_COMMIT}/{stem}.csv")
+                         f"{_DIGITIZED_COMMIT}/{stem}.csv", sha256=SHA256[fname])
     header, rows = read_csv(p, what)
     if len(header) < 2:
         raise FileFormatError(f"{p}:{rows[0][0] - 1}: the header {snippet(header)} has {len(header)} column(s); "

@@ -24,6 +24,12 @@ from icml25.core.validation import check_int, check_real
 __all__ = ["load_model", "load_images", "train_digits_mlp", "digits_data", "MODELS", "USER_MODELS", "MODEL_INFO"]
 
 _URL = "https://github.com/thomasdeltort/SDP-CROWN/raw/c0ee99b27ecdcc00ea82ed25f99a79d87582a98e/"
+#: SHA-256 of the image files shipped in data/ (byte-identical to the release's datasets/sdp/<dataset>/{X,y}_sdp.npy):
+#: a download is checked against them (the .npz weights are conversions, the user models' .pth are not shipped)
+SHA256 = {"mnist_X_sdp.npy": "277b5e781c2e2838246070f3663b64e5ec02087e1a0a25dba804fcf8ff832419",
+          "mnist_y_sdp.npy": "00b2d850ef5c455c33eea88bcc86a940be739b0479f2067d27d8b282263f29a9",
+          "cifar_X_sdp.npy": "bc487064171fc74ce09b8c29db029da3a9be1f0275a23aa2f3aca6ccacb6958e",
+          "cifar_y_sdp.npy": "b02c682406c3ae3aeba6b0fa0f6598ddb1d0331ce87c9b869136263946296dbd"}
 
 #: the paper's released models shipped here (Table 1 rows; ConvLarge ×2 and CNN-B were not available)
 MODELS = ("mnist_mlp", "mnist_convsmall", "cifar10_cnn_a", "cifar10_cnn_c", "cifar10_convsmall", "cifar10_convdeep")
@@ -213,8 +219,8 @@ def load_images(dataset: str = "mnist", n: int = 200) -> tuple[torch.Tensor, tor
     if dataset not in ("mnist", "cifar"):
         raise ValueError(f"dataset must be 'mnist' or 'cifar', got {dataset!r}")
     n = check_int(n, "n", low=1, high=200)
-    X = np.load(resolve_data("sdp_crown", f"{dataset}_X_sdp.npy", url=_URL + f"datasets/sdp/{dataset}/X_sdp.npy"))
-    y = np.load(resolve_data("sdp_crown", f"{dataset}_y_sdp.npy", url=_URL + f"datasets/sdp/{dataset}/y_sdp.npy"))
+    X, y = (np.load(resolve_data("sdp_crown", f"{dataset}_{v}_sdp.npy", url=_URL + f"datasets/sdp/{dataset}/{v}_sdp.npy",
+                                 sha256=SHA256[f"{dataset}_{v}_sdp.npy"])) for v in ("X", "y"))
     X = torch.from_numpy(np.asarray(X[:n], dtype=np.float64)).permute(0, 3, 1, 2).contiguous()
     return X, torch.from_numpy(np.asarray(y[:n], dtype=np.int64))
 
