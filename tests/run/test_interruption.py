@@ -131,8 +131,11 @@ def _killed_run(pkg: Path, argv: list[str], flag: Path, sig: int, env: dict[str,
     code = ("import sys; from pathlib import Path; from icml25.core import registry; "
             f"registry.PACKAGE_ROOT = Path({str(pkg)!r}); registry.ROOT_PACKAGE = 'intpkg'; "
             "from icml25.run.cli import main; sys.exit(main(sys.argv[1:]))")
+    # SIGINT back to its default in the child: a test run started as a background job of a non-interactive shell
+    # inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler (Ctrl-C would do nothing)
     proc = subprocess.Popen([sys.executable, "-c", code, *argv], start_new_session=True, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env})
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + timeout
         while not flag.exists():
