@@ -392,7 +392,7 @@ def _heldout_pair_accuracy(cfg, seed: int, evo, R: int, mcts_config, ex, fmt) ->
 def _last_round_ablations(cfg, seed: int, eng: dict, neu: dict, evo, metrics: list[dict], R: int, workdir: Path,
                           test, seeds: list[int], n_mid: int, ex, fmt) -> tuple:
     """The reward-model and SFT-data ablations on the last round's trees and data (spec §6 items 5 and 6), or
-    their "skipped" placeholders with ``ablations=false``. Returns ``(reward_models, data)``."""
+    the rows that mark them skipped when ``ablations=false``. Returns ``(reward_models, data)``."""
     from ..models.tiny_policy import TinyStepPolicy
 
     trees_r = [Tree.from_json(x) for x in json.loads((workdir / f"round_{R}" / "trees.json").read_text())]
