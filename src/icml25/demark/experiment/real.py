@@ -66,7 +66,7 @@ def real_model_stage(rep: Report, cfg: Config, seed: int, method: bool) -> dict[
     """Run the real-model part when ``cfg.real`` and the model is installed and add its claims; else a note (when
     ``cfg.real``). Returns the real-model results, or None when it did not run."""
     if cfg.real and real_model_available(cfg.real_model):
-        words = data.text_data(cfg.text_vocab)["tok"].itos[len(SPECIALS):]
+        words = data.english_words(cfg.text_vocab - len(SPECIALS))
         real = run_real(cfg, seed, method, words)
         add_real_claims(rep, cfg, real, short_name(cfg.real_model))
         return real
