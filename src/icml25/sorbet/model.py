@@ -318,7 +318,8 @@ def convert(model: Any, stage: str = "w1a4", **overrides: Any) -> Any:
         trained W1A4 model in the exact rate-coded spiking simulator (:class:`SpikingSorbet`).
     **overrides
         Fields of :class:`SorbetOptions` changed from the stage's defaults (e.g. ``attention="softmax",
-        norm="layernorm"`` for a BiT-like W1A4 baseline).
+        norm="layernorm"`` for a BiT-like W1A4 baseline). For ``stage="snn"``: ``T`` (time steps) and ``per_step``
+        of :class:`SpikingSorbet`.
 
     Returns
     -------
@@ -342,7 +343,11 @@ def convert(model: Any, stage: str = "w1a4", **overrides: Any) -> Any:
     if stage == "snn":
         from .spiking import SpikingSorbet
 
-        return SpikingSorbet(model)
+        bad = set(overrides) - {"T", "per_step"}
+        if bad:
+            raise TypeError(f"unknown option(s) {sorted(bad)} for convert(stage='snn'); valid: ['T', 'per_step'] "
+                            "(the quantisation options are fixed by the trained W1A4 model)")
+        return SpikingSorbet(model, **overrides)
     base = STAGES[stage]
     bad = set(overrides) - set(SorbetOptions.__dataclass_fields__)
     if bad:
