@@ -21,6 +21,30 @@ def test_config_validates_fields() -> None:
     with pytest.raises(TypeError, match="sigma_curve"):
         Config(sigma_curve=[0.1])
     assert Config.full().n_prompts > Config.quick().n_prompts
+    for field in ("wm_prf", "probe_combine", "real_probe_style"):
+        with pytest.raises(ValueError, match=field):
+            Config(**{field: "nope"})
+    full = Config.full()  # issue 48: removal over >= 50 prompts x >= 100 tokens, MarkLLM-compatible seeding
+    assert full.n_prompts >= 50 and full.new_tokens >= 100 and full.wm_prf.startswith("markllm-")
+
+
+def test_completion_probe_template_for_a_base_model() -> None:
+    from icml25.llm.pretrained import is_cached
+
+    if not is_cached("gemma-3-270m"):
+        pytest.skip("Gemma-3-270M not cached")
+    transformers = pytest.importorskip("transformers")
+    from icml25.demark import ProbeTemplate
+    from icml25.demark.real_model import chat_prompt_ids
+    from icml25.llm.pretrained import pretrained_path
+
+    tok = transformers.AutoTokenizer.from_pretrained(str(pretrained_path("gemma-3-270m", progress=False)))
+    t = ProbeTemplate.from_text(tok)
+    assert t.pre[0] == tok.bos_token_id and len(t.post) >= 10  # the watermark window never reaches v for h <= 10
+    u, v = tok(" river", add_special_tokens=False)["input_ids"][0], tok(" stone", add_special_tokens=False)["input_ids"][0]
+    seq = t.build([u], v, u + 1)
+    assert t.parse(seq) == ((u,), v, u + 1)
+    assert chat_prompt_ids(tok, "Write a poem.")[0] == tok.bos_token_id  # no chat template: BOS + text
 
 
 def test_vocabulary_words_are_single_tokens() -> None:

@@ -97,3 +97,19 @@ def test_callable_prf_and_seed_range() -> None:
     np.testing.assert_array_equal(wm.green_list([3, 4]), np.sort(ref.numpy()))
     with pytest.raises(ValueError, match="seed"):
         KGWWatermark(101, h=1, prf=lambda key, w: -1).green_list([3])
+
+
+def test_markllm_detector_scores_generated_tokens_like_ours() -> None:
+    pytest.importorskip("markllm.watermark.kgw.kgw")
+    from icml25.demark.markllm_detector import MarkLLMDetector
+
+    wm = KGWWatermark(V, gamma=0.5, delta=2.0, h=3, key=77, prf="markllm-additive")
+    det = MarkLLMDetector(wm)
+    rng = np.random.default_rng(5)
+    for prompt_len in (0, 2, 10):
+        seq = rng.integers(0, V, size=60).tolist()
+        a, b = det.detect(seq, prompt_len=prompt_len), wm.detect(seq, prompt_len=prompt_len)
+        assert (a.n_green, a.n_scored) == (b.n_green, b.n_scored)
+        assert a.z == pytest.approx(b.z, abs=1e-12) and a.p_value == pytest.approx(b.p_value, abs=1e-12)
+    with pytest.raises(ValueError, match="markllm"):
+        MarkLLMDetector(KGWWatermark(V, h=1))

@@ -114,3 +114,27 @@ def test_template_from_a_chat_tokenizer() -> None:
     u, v = tok(" river", add_special_tokens=False)["input_ids"][0], tok(" stone", add_special_tokens=False)["input_ids"][0]
     text = tok.decode(t.build(tok(" the old", add_special_tokens=False)["input_ids"], u, v))
     assert "«the old river» or «the old stone»" in text.replace("« ", "«") and text.endswith("assistant\n the old")
+
+
+@pytest.mark.parametrize("mode", ["graybox", "blackbox"])
+def test_logmean_cancels_a_strong_position_bias_that_the_sum_shrinks(mode: str) -> None:
+    """Symmetrised probing (combine="logmean", our extension): with a position bias of 3 nats the two orderings'
+    mean log-ratio stays at +-delta while the paper's summed ratio collapses toward 0; the queries are the same."""
+    wm = KGWWatermark(60, delta=2.0, h=1, key=4)
+    lm = InstructionFollowingLM(T, vocab_size=60, sigma_b=0.0, sigma_e=0.0, eps_mass=0.01, position_bias=3.0)
+    cand = list(range(10, 22))
+    g = wm.green_mask([40])[cand].astype(float)
+    ideal = 2.0 * (g[:, None] - g[None, :])
+    oracle = WatermarkedOracle(lm, wm, random_state=0)
+    p_log = RandomSelectionProber(oracle, T, mode=mode, n_samples=400, combine="logmean")
+    p_sum = RandomSelectionProber(oracle, T, mode=mode, n_samples=400, combine="sum")
+    R_log, R_sum = p_log.ratio_matrix([40], cand), p_sum.ratio_matrix([40], cand)
+    mixed = ideal != 0
+    if mode == "graybox":
+        assert np.abs(R_log - ideal)[mixed].max() < 1e-6
+    else:  # 400 draws per ordering at odds up to e^5: sampling noise, but centred on +-delta
+        assert np.abs(R_log - ideal)[mixed].mean() < 0.3 and np.abs(R_log - ideal)[mixed].max() < 1.0
+    assert np.abs(R_sum[mixed]).mean() < 0.7  # shrunk to about a quarter of delta
+    assert np.allclose(R_log, -R_log.T)
+    with pytest.raises(ValueError, match="combine"):
+        RandomSelectionProber(oracle, T, combine="mean")

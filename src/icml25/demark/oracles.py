@@ -219,6 +219,7 @@ class WatermarkedOracle(LMOracle):
     Examples
     --------
     >>> import torch
+    >>> from icml25.demark import KGWWatermark
     >>> net = torch.nn.Sequential(torch.nn.Embedding(10, 4), torch.nn.Linear(4, 10))
     >>> oracle = WatermarkedOracle(LocalLM(net, 10), KGWWatermark(10, delta=2.0, h=1))
     >>> ids, logps = oracle.topk_logprobs([[1, 2, 3]], k=3)

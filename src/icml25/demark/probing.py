@@ -18,11 +18,16 @@ from icml25.core.validation import check_int, check_option, check_real
 from ._ids import check_ids
 from .oracles import check_id_batch
 
-__all__ = ["ProbeTemplate", "RandomSelectionProber", "token_scores", "DEFAULT_INSTRUCTION"]
+__all__ = ["ProbeTemplate", "RandomSelectionProber", "token_scores", "DEFAULT_INSTRUCTION", "COMPLETION_PROBE"]
 
 #: the probing instruction rendered in a chat template; ``{A}`` / ``{B}`` mark where the two phrases go.
 DEFAULT_INSTRUCTION = ("Randomly choose one of the two phrases below (they have no particular meaning) and start "
                        "your answer with it, writing nothing else.\nThe phrases: «{A}» or «{B}». Choose one now.")
+
+#: a completion-style probe for base (not instruction-tuned) models, our wording: a coin flip between the two phrases,
+#: then the opening of the picked phrase; ``{A}`` / ``{B}`` mark the phrases, the answer (``c``) follows the text.
+COMPLETION_PROBE = ("Two phrases with no particular meaning: «{A}» and «{B}». A fair coin was flipped to pick one of "
+                    "them at random, with equal chance. The phrase the coin picked is «")
 
 
 def _ids(x: Any, name: str, allow_empty: bool = False) -> tuple[int, ...]:
@@ -121,6 +126,24 @@ class ProbeTemplate:
 
         return cls(pre=enc(a), mid=enc(b), post=enc(c))
 
+    @classmethod
+    def from_text(cls, tokenizer: Any, text: str = COMPLETION_PROBE, add_bos: bool = True) -> ProbeTemplate:
+        """A completion-style probe for base models (no chat template): ``text`` with ``{A}`` then ``{B}`` once each,
+        cut into id pieces; the answer prefix ``c`` follows the end of ``text``. ``add_bos`` prepends the tokenizer's
+        BOS id when it has one (base models such as Gemma expect it)."""
+        if not isinstance(text, str) or text.count("{A}") != 1 or text.count("{B}") != 1 \
+                or text.index("{A}") > text.index("{B}"):
+            raise ValueError(f"text must contain '{{A}}' then '{{B}}' once each, got {text!r}")
+        a, rest = text.split("{A}")
+        b, c = rest.split("{B}")
+
+        def enc(s: str) -> tuple[int, ...]:
+            return tuple(int(i) for i in tokenizer(s, add_special_tokens=False)["input_ids"])
+
+        bos = getattr(tokenizer, "bos_token_id", None)
+        pre = ((int(bos),) if add_bos and bos is not None else ()) + enc(a)
+        return cls(pre=pre, mid=enc(b), post=enc(c))
+
 
 def token_scores(R: Any, alpha1: float = 0.2, alpha2: float = 10.0) -> np.ndarray:
     """Algorithm 2: ``s_i = #{j: alpha1 < R_ij < alpha2} - #{j: -alpha2 < R_ij < -alpha1}`` (NaN entries ignored).
@@ -161,6 +184,12 @@ class RandomSelectionProber:
     top-K), or ``log(N_u / (K - N_u))`` from ``n_samples`` draws per ordering keeping only ``u``/``v`` answers,
     ``N_u`` clipped to ``[1, K - 1]`` (black-box).
 
+    ``combine="logmean"`` (our documented extension, not in the paper) symmetrises instead: the mean of the two
+    orderings' log-ratios, ``R = (log[P_1(u)/P_1(v)] + log[P_2(u)/P_2(v)]) / 2`` (black-box: the same with each
+    ordering's clipped counts). A chooser whose answer odds carry a position factor ``e^{±b}`` gives ``R = ±delta``
+    exactly for any ``b``, whereas summing the probabilities shrinks ``R`` toward 0 as ``|b|`` grows (at ``b = 3``,
+    ``delta = 2`` the summed ratio is 0.54 instead of 2). Neither removes a per-word preference.
+
     Parameters
     ----------
     oracle : object with ``topk_logprobs(batch, k)`` and ``sample(batch, n)``
@@ -175,6 +204,9 @@ class RandomSelectionProber:
         Queries per oracle call.
     cache : bool
         Cache answers by ``(c, u, v)``.
+    combine : {"sum", "logmean"}
+        How the two orderings are combined: ``"sum"`` of probabilities (the paper's Algorithm 1) or ``"logmean"``
+        (the symmetrised mean of the per-ordering log-ratios, see above). The queries are the same.
 
     Attributes
     ----------
@@ -194,7 +226,7 @@ class RandomSelectionProber:
     """
 
     def __init__(self, oracle: Any, template: ProbeTemplate, mode: str = "graybox", n_samples: int = 10,
-                 top_k: int = 20, batch_size: int = 32, cache: bool = True):
+                 top_k: int = 20, batch_size: int = 32, cache: bool = True, combine: str = "sum"):
         if not (hasattr(oracle, "topk_logprobs") and hasattr(oracle, "sample")):
             raise TypeError(f"oracle must have topk_logprobs and sample methods, got {type(oracle).__name__}")
         if not isinstance(template, ProbeTemplate):
@@ -205,6 +237,7 @@ class RandomSelectionProber:
         self.top_k = check_int(top_k, "top_k", low=2)
         self.batch_size = check_int(batch_size, "batch_size", low=1)
         self.cache = bool(cache)
+        self.combine = check_option(combine, "combine", ("sum", "logmean"))
         self.vocab_size = int(oracle.vocab_size)
         self._store: dict[tuple[Any, ...], Any] = {}
         self.n_probe_queries = 0
@@ -264,7 +297,18 @@ class RandomSelectionProber:
         if self.mode == "graybox":
             if u not in a1 or v not in a1 or u not in a2 or v not in a2:
                 return float("nan")  # a probability outside the returned top-K is unknown, never 0 (spec §8)
+            if self.combine == "logmean":
+                return float(0.5 * (np.log(a1[u] / a1[v]) + np.log(a2[u] / a2[v])))
             return float(np.log((a1[u] + a2[u]) / (a1[v] + a2[v])))
+        if self.combine == "logmean":
+            rs = []
+            for a in (a1, a2):
+                k = int(((a == u) | (a == v)).sum())
+                if k < 2:
+                    return float("nan")
+                n_u = int(np.clip((a == u).sum(), 1, k - 1))
+                rs.append(np.log(n_u / (k - n_u)))
+            return float(np.mean(rs))
         kept = np.concatenate([a1[(a1 == u) | (a1 == v)], a2[(a2 == u) | (a2 == v)]])
         K = len(kept)
         if K < 2:

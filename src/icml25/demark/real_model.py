@@ -13,7 +13,7 @@ import numpy as np
 from icml25.core.validation import check_int
 
 from .oracles import HFNextTokenLM, LMOracle, WatermarkedOracle
-from .probing import DEFAULT_INSTRUCTION, ProbeTemplate, RandomSelectionProber
+from .probing import COMPLETION_PROBE, DEFAULT_INSTRUCTION, ProbeTemplate, RandomSelectionProber
 
 __all__ = ["ChatDeployment", "vocabulary_words", "chat_prompt_ids", "chooser_bias"]
 
@@ -48,9 +48,14 @@ def vocabulary_words(tokenizer: Any, corpus_words: Any = None, lo: int = 200, hi
 
 
 def chat_prompt_ids(tokenizer: Any, text: str) -> list[int]:
-    """Token ids of a user message rendered in the tokenizer's chat template with the assistant header."""
+    """Token ids of a user message rendered in the tokenizer's chat template with the assistant header; for a
+    tokenizer without a chat template (a base model), BOS (if any) followed by the text."""
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"text must be a non-empty string, got {text!r}")
+    if not getattr(tokenizer, "chat_template", None):
+        bos = getattr(tokenizer, "bos_token_id", None)
+        return ([int(bos)] if bos is not None else []) + [int(i) for i in tokenizer(
+            text + "\n\n", add_special_tokens=False)["input_ids"]]
     s = tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True)
     return [int(i) for i in tokenizer(s, add_special_tokens=False)["input_ids"]]
 
@@ -82,17 +87,29 @@ class ChatDeployment:
     tokenizer: Any
 
     @classmethod
-    def from_hf(cls, model: Any, watermark: Any, instruction: str = DEFAULT_INSTRUCTION,
-                corpus_words: Any = None, batch_size: int = 32, random_state: int = 0) -> ChatDeployment:
-        """Serve an :class:`icml25.llm.HFModel` (e.g. ``load_model("pretrained:smollm2-135m-instruct")``);
-        ``corpus_words`` (frequency-ordered English words) select the probe words (:func:`vocabulary_words`)."""
+    def from_hf(cls, model: Any, watermark: Any, instruction: str | None = None,
+                corpus_words: Any = None, batch_size: int = 32, random_state: int = 0,
+                probe_style: str = "auto") -> ChatDeployment:
+        """Serve an :class:`icml25.llm.HFModel` (e.g. ``load_model("pretrained:smollm2-135m-instruct")``) through
+        ``watermark`` (a :class:`KGWWatermark`, any object with ``apply(logits, contexts)``, or a transformers
+        ``LogitsProcessor`` such as MarkLLM's); ``corpus_words`` (frequency-ordered English words) select the probe
+        words (:func:`vocabulary_words`). ``probe_style``: ``"chat"`` (``instruction`` in the chat template,
+        default :data:`DEFAULT_INSTRUCTION`), ``"completion"`` (plain text for base models, default
+        :data:`COMPLETION_PROBE`) or ``"auto"`` (chat when the tokenizer has a chat template)."""
+        from icml25.core.validation import check_option
+
         tok = getattr(model, "tokenizer", None)
         if tok is None:
             raise TypeError(f"model must be an icml25.llm.HFModel with a tokenizer, got {type(model).__name__}")
+        style = check_option(probe_style, "probe_style", ("auto", "chat", "completion"))
+        if style == "auto":
+            style = "chat" if getattr(tok, "chat_template", None) else "completion"
+        template = (ProbeTemplate.from_chat_template(tok, instruction or DEFAULT_INSTRUCTION) if style == "chat"
+                    else ProbeTemplate.from_text(tok, instruction or COMPLETION_PROBE))
         lm = HFNextTokenLM(model, batch_size=batch_size)
         return cls(lm=lm, oracle=WatermarkedOracle(lm, watermark, random_state=random_state),
                    clean_oracle=LMOracle(lm, random_state=random_state),
-                   template=ProbeTemplate.from_chat_template(tok, instruction), words=vocabulary_words(tok, corpus_words),
+                   template=template, words=vocabulary_words(tok, corpus_words),
                    eos_ids=list(getattr(model, "eos_ids", [tok.eos_token_id])), tokenizer=tok)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from icml25.core import Report, Scale, reproduction
 from icml25.core.plan import Plan
 from icml25.core.registry import reproduction_stub
-from icml25.core.validation import check_device, check_int, check_positive, check_real
+from icml25.core.validation import check_device, check_int, check_option, check_positive, check_real
 
 from . import experiment
 from ._validation import check_local_model_spec
@@ -37,6 +37,8 @@ class Config:
     text_vocab: int = 2000  # word vocabulary of the text model (incl. specials)
     ngram_order: int = 3  # order of the interpolated n-gram text model
     wm_delta: float = 2.0  # watermark strength delta
+    wm_prf: str = "sha256"  # seeding scheme of the watermark (PRF_SCHEMES); markllm-* adds MarkLLM's detector rows
+    probe_combine: str = "sum"  # how probes combine both orderings: "sum" (paper) or "logmean" (symmetrised, ours)
     wm_h: int = 2  # watermark prefix length h
     top_k: int = 20  # top-k sampling and De-mark's candidate set size m
     h_max: int = 5  # H_max for estimating h on the deployment
@@ -64,6 +66,7 @@ class Config:
     real_h_max: int = 4  # H_max for the real model
     real_delta_contexts: int = 4  # contexts for delta on the real model
     real_remove_prompts: int = 0  # prompts De-marked on the real model (m = real_m)
+    real_probe_style: str = "auto"  # probe prompt: "chat", "completion" (base models) or "auto" (chat if templated)
 
     def __post_init__(self) -> None:
         for name, low in (("sim_trials", 1), ("sim_vocab", 100), ("sim_h_max", 5), ("sim_m_h", 4),
@@ -88,6 +91,11 @@ class Config:
         check_local_model_spec(self.real_model, "real_model")
         check_local_model_spec(self.real_surrogate, "real_surrogate", allow_empty=True)
         check_device(self.device)
+        from .watermark import PRF_SCHEMES
+
+        check_option(self.wm_prf, "wm_prf", PRF_SCHEMES)
+        check_option(self.probe_combine, "probe_combine", ("sum", "logmean"))
+        check_option(self.real_probe_style, "real_probe_style", ("auto", "chat", "completion"))
 
     @classmethod
     def quick(cls) -> Config:
@@ -96,8 +104,11 @@ class Config:
     @classmethod
     def full(cls) -> Config:
         # sized for 2 shared CPU cores (the spec's full run: vocab 4000, 50 prompts; README "Deviations")
+        # removal over 50 prompts x 100 tokens judged by our detector and by MarkLLM's (issue 48): the watermark
+        # uses MarkLLM's seeding scheme so that MarkLLM's own scorer can detect it (rows F3m, R7m)
         return cls(sim_h_max=10, sim_delta_contexts=100, sigma_curve=(0.1, 0.3, 0.6, 1.0), h_max=6, m_h=30,
-                   delta_contexts=50, n_prompts=20, new_tokens=100, n_null=200, blackbox_prompts=5, spoof_prompts=5,
+                   delta_contexts=50, n_prompts=50, new_tokens=100, n_null=200, blackbox_prompts=5, spoof_prompts=5,
+                   wm_prf="markllm-time",
                    real_pairs=30, real_m=6, real_gen_prompts=4, real_gen_tokens=40, real_steps=8, real_estimate=True,
                    real_delta_contexts=4, real_remove_prompts=1)
 

@@ -129,6 +129,35 @@ def add_full_claims(rep: Report, cfg: Config, d: dict[str, Any]) -> None:
         # fails if: the surrogate shares the key (it must be unwatermarked)
         rep.add_claim("F4b", "surrogate alone: TPR@1%FPR <= 0.05", None,
                       tpr_at_fpr(d["p_surrogate"], null, (0.01,))[0.01], "<=", 0.05, kind="check", scale=Scale.FULL)
+    if "zm_demark" in d:
+        _add_markllm_rows(rep, cfg, d, src)
+
+
+def _add_markllm_rows(rep: Report, cfg: Config, d: dict[str, Any], src: str) -> None:
+    """Removal vs MarkLLM's detector (an independent KGW implementation, same texts; needs wm_prf = markllm-*)."""
+    null = d["pm_null"]
+    tw = tpr_at_fpr(d["pm_wm"], null, (0.01,))[0.01]
+    tdm = tpr_at_fpr(d["pm_demark"], null, (0.01,))[0.01]
+    # fails if: MarkLLM's detector does not see our watermark (seeding schemes differ)
+    rep.add_claim("F3mw", "MarkLLM's detector: watermarked TPR@1%FPR >= 0.90 (empirical threshold from its z on "
+                  "unwatermarked texts)", None, tw, ">=", 0.90, kind="check", scale=Scale.FULL,
+                  note=f"wm_prf = {cfg.wm_prf}")
+    # fails if: as F3a, judged by the independent detector
+    rep.add_claim("F3m", "removal vs MarkLLM's detector: after De-mark TPR@1%FPR <= 0.10", PAPER_TPR1_REMOVAL, tdm,
+                  "<=", 0.10, kind="paper", source=src, scale=Scale.FULL, requires=("F3mw",),
+                  note=f"MarkLLM's default rule z > 4 flags {float(np.mean(d['zm_demark'] > 4)):.2f} of De-marked "
+                       f"and {float(np.mean(d['zm_wm'] > 4)):.2f} of watermarked texts")
+    rows = []
+    for k in ("clean", "null", "wm", "demark", "scrub"):
+        if f"zm_{k}" not in d:
+            continue
+        z, zm = d[f"z_{k}"], d[f"zm_{k}"]
+        rows.append({"text": k, "n": len(z), "mean z (ours)": float(np.mean(z)), "mean z (MarkLLM)": float(np.mean(zm)),
+                     "max |z ours - z MarkLLM|": float(np.max(np.abs(z - zm))),
+                     "TPR@1% ours": tpr_at_fpr(d[f"p_{k}"], d["p_null"], (0.01,))[0.01],
+                     "TPR@1% MarkLLM": tpr_at_fpr(d[f"pm_{k}"], null, (0.01,))[0.01],
+                     "z > 4 (MarkLLM's rule)": float(np.mean(zm > 4))})
+    rep.add_table("removal vs MarkLLM's detector (simulated deployment)", rows)
 
 
 def add_deployment_tables(rep: Report, d: dict[str, Any]) -> None:
@@ -228,6 +257,22 @@ def _add_real_estimation_removal_claims(rep: Report, cfg: Config, r: dict[str, A
                            + ", ".join(f"{k} {v:.1f}" for k, v in r["ppl_smollm2"].items()) + "; ppl Gemma "
                            + ", ".join(f"{k} {v if isinstance(v, str) else round(v, 1)}"
                                        for k, v in r["ppl_gemma"].items()))
+    if "zm_demark" in r:
+        _add_real_markllm_rows(rep, cfg, r, name)
+
+
+def _add_real_markllm_rows(rep: Report, cfg: Config, r: dict[str, Any], name: str) -> None:
+    """R7m: real-model removal judged by MarkLLM's detector (same ids), and its table."""
+    zw, zd = float(np.mean(r["zm_wm"])), float(np.mean(r["zm_demark"]))
+    # fails if: as R7, judged by the independent detector
+    rep.add_claim("R7m", f"real model ({name}), removal vs MarkLLM's detector: mean z lowered by >= 1.5", None,
+                  zw - zd, ">=", 1.5, kind="paper", scale=Scale.FULL,
+                  note=f"MarkLLM z watermarked {zw:.2f} -> De-marked {zd:.2f}; z > 4: "
+                       f"{float(np.mean(r['zm_wm'] > 4)):.2f} -> {float(np.mean(r['zm_demark'] > 4)):.2f}")
+    rep.add_table("real model: removal vs MarkLLM's detector", [
+        {"text": k, "n": len(r[f"zm_{k}"]), "mean z (ours)": float(np.mean(r[f"z_{k}"][: len(r[f"zm_{k}"])])),
+         "mean z (MarkLLM)": float(np.mean(r[f"zm_{k}"])), "p < 0.01 (MarkLLM)": float(np.mean(r[f"pm_{k}"] < 0.01)),
+         "z > 4 (MarkLLM's rule)": float(np.mean(r[f"zm_{k}"] > 4))} for k in ("wm", "clean", "demark")])
 
 
 def add_paper_claims(rep: Report, cfg: Config, r: dict[str, Any] | None, scale: Scale) -> None:

@@ -21,7 +21,7 @@ from ..probing import RandomSelectionProber
 from ..text_lm import SPECIALS
 from ..watermark import KGWWatermark
 from .claims import add_real_claims
-from .simulated import prf, z_scores
+from .simulated import markllm_detector, prf, z_scores
 
 if TYPE_CHECKING:
     from ..reproduce import Config
@@ -85,11 +85,12 @@ def run_real(cfg: Config, seed: int, method: bool, corpus_words: list[str]) -> d
     model = load_local_model(cfg.real_model, cfg.device, "real_model")
     rng = np.random.default_rng(seed + 17)
     wm = KGWWatermark(int(model.model.config.vocab_size), gamma=0.5, delta=cfg.wm_delta, h=cfg.real_h,
-                      key=int(rng.integers(1, 2 ** 31)))
-    dep = ChatDeployment.from_hf(model, wm, corpus_words=corpus_words, random_state=seed)
+                      key=int(rng.integers(1, 2 ** 31)), prf=cfg.wm_prf)
+    dep = ChatDeployment.from_hf(model, wm, corpus_words=corpus_words, random_state=seed,
+                                 probe_style=cfg.real_probe_style)
     tok = dep.tokenizer
     res: dict[str, Any] = {"vocab": wm.vocab_size, "n_words": len(dep.words)}
-    clean_prober = RandomSelectionProber(dep.clean_oracle, dep.template, top_k=cfg.top_k)
+    clean_prober = RandomSelectionProber(dep.clean_oracle, dep.template, top_k=cfg.top_k, combine=cfg.probe_combine)
     res["bias"] = chooser_bias(clean_prober, dep.words, n_pairs=cfg.real_pairs, context_len=cfg.real_h,
                                random_state=seed)
     prompts_text = data.mmw_book_report_prompts()
@@ -102,7 +103,7 @@ def run_real(cfg: Config, seed: int, method: bool, corpus_words: list[str]) -> d
     res["z_wm"], res["p_wm"] = z_scores(wm, gp, wm_gen)
     res["z_clean"], res["p_clean"] = z_scores(wm, gp, clean_gen)
     res["sample_wm"] = tok.decode(wm_gen[0])
-    prober = RandomSelectionProber(dep.oracle, dep.template, top_k=cfg.top_k)
+    prober = RandomSelectionProber(dep.oracle, dep.template, top_k=cfg.top_k, combine=cfg.probe_combine)
     if cfg.real_estimate and method:
         res["h_hat"], res["agreement"] = estimate_prefix_length(prober, dep.words, h_max=cfg.real_h_max,
                                                                 m=cfg.real_m, n_contexts=1, random_state=seed)
@@ -159,6 +160,10 @@ def _real_removal(cfg: Config, seed: int, method: bool, dep: Any, wm: KGWWaterma
             p, cfg.real_gen_tokens, dep.eos_ids) for p in rp]
     res["queries_per_token"] = (prober.n_probe_queries - q0) / max(sum(len(r) for r in removed), 1)
     res["z_demark"], res["p_demark"] = z_scores(wm, rp, removed)
+    ext = markllm_detector(wm)
+    if ext is not None:  # MarkLLM's detector on the same ids (watermarked, clean and De-marked texts)
+        for k, gens in (("wm", wm_gen[: len(rp)]), ("clean", clean_gen[: len(rp)]), ("demark", removed)):
+            res[f"zm_{k}"], res[f"pm_{k}"] = z_scores(ext, rp, gens)
     res["sample_demark"] = tok.decode(removed[0])
     conts = {"clean": clean_gen[: len(rp)], "watermarked": wm_gen[: len(rp)], "de-marked": removed}
     res["ppl_smollm2"] = {k: perplexity(dep.lm, rp, [c if c else dep.eos_ids for c in v])

@@ -34,8 +34,18 @@ def prf(truth: list[np.ndarray], est: list[np.ndarray]) -> dict[str, float]:
             "accuracy": float((g == e).mean()) if g.size else float("nan")}
 
 
-def z_scores(wm: KGWWatermark, prompts: list[list[int]], gens: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """KGW z-scores and p-values of the generations (the prompts are not scored)."""
+def markllm_detector(wm: KGWWatermark) -> Any:
+    """MarkLLM's detector for ``wm`` when its seeding scheme is a markllm-* one and MarkLLM is installed, else None."""
+    if not (isinstance(wm.prf, str) and wm.prf.startswith("markllm-")):
+        return None
+    from ..markllm_detector import MarkLLMDetector, markllm_available
+
+    return MarkLLMDetector(wm) if markllm_available() else None
+
+
+def z_scores(wm: Any, prompts: list[list[int]], gens: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """KGW z-scores and p-values of the generations (the prompts are not scored); ``wm``: anything with
+    ``detect(ids, prompt_len)`` (our watermark or :class:`MarkLLMDetector`)."""
     d = [wm.detect(p + g, prompt_len=len(p)) for p, g in zip(prompts, gens)]
     return np.array([x.z for x in d]), np.array([x.p_value for x in d])
 
@@ -94,9 +104,10 @@ def deployment(cfg: Config, seed: int, method: bool) -> dict[str, Any]:
     template = tok.probe_template()
     served = InstructionFollowingLM(template, lm, sigma_b=cfg.sim_sigma_b, sigma_e=cfg.sim_sigma_e, seed=seed)
     rng = np.random.default_rng(seed)
-    wm = KGWWatermark(V, gamma=0.5, delta=cfg.wm_delta, h=cfg.wm_h, key=int(rng.integers(1, 2 ** 31)))
+    wm = KGWWatermark(V, gamma=0.5, delta=cfg.wm_delta, h=cfg.wm_h, key=int(rng.integers(1, 2 ** 31)),
+                      prf=cfg.wm_prf)
     oracle = WatermarkedOracle(served, wm, random_state=seed)
-    prober = RandomSelectionProber(oracle, template, top_k=cfg.top_k)
+    prober = RandomSelectionProber(oracle, template, top_k=cfg.top_k, combine=cfg.probe_combine)
     words = tok.word_ids()
     res: dict[str, Any] = {"V": V, "words": len(words)}
     t0 = time.perf_counter()
@@ -127,9 +138,13 @@ def deployment(cfg: Config, seed: int, method: bool) -> dict[str, Any]:
     res["queries_per_token"] = (prober.n_probe_queries - q0) / max(sum(len(r) for r in removed), 1)
     scrubbed = [RandomScrubber(oracle, d_hat, cfg.top_k, random_state=seed + i).remove(p, cfg.new_tokens, eos)
                 for i, p in enumerate(prompts)]
+    ext = markllm_detector(wm)
+    res["markllm"] = ext is not None
     for name, gens, ps in (("wm", wm_gen, prompts), ("clean", clean_gen, prompts), ("null", null_gen, null_prompts),
                            ("demark", removed, prompts), ("scrub", scrubbed, prompts)):
         res[f"z_{name}"], res[f"p_{name}"] = z_scores(wm, ps, gens)
+        if ext is not None:  # the same texts scored by MarkLLM's own detector (an independent implementation)
+            res[f"zm_{name}"], res[f"pm_{name}"] = z_scores(ext, ps, gens)
     res["steps"] = _step_stats(steps, wm, lm)
     res["ppl"] = {name: perplexity(lm, prompts, [g if g else [tok.eos] for g in gens])
                   for name, gens in (("clean", clean_gen), ("wm", wm_gen), ("demark", removed))}
@@ -146,7 +161,8 @@ def _blackbox_and_spoof(cfg: Config, seed: int, method: bool, txt: dict[str, Any
     half of the text (``spoof_prompts``; the stub's texts are the surrogate's alone)."""
     res: dict[str, Any] = {}
     if method and cfg.blackbox_prompts:
-        bb = RandomSelectionProber(oracle, prober.template, mode="blackbox", n_samples=cfg.blackbox_n)
+        bb = RandomSelectionProber(oracle, prober.template, mode="blackbox", n_samples=cfg.blackbox_n,
+                                   combine=cfg.probe_combine)
         dmb = DeMark(bb, h_hat, d_hat, top_k=cfg.top_k, random_state=seed)
         bp = prompts[: cfg.blackbox_prompts]
         bb_gen = [dmb.remove(p, cfg.new_tokens, eos) for p in progress(bp, "De-mark black-box removal")]
