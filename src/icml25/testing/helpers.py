@@ -93,8 +93,18 @@ def test_seeds() -> list[int]:
 test_seeds.__test__ = False  # type: ignore[attr-defined]
 
 
+#: environment variable naming a folder in which the quick reports are kept across test runs of the same checkout
+#: (``.ci/run`` sets it so that ``make test-rerun`` reuses the quick reports of ``make test``)
+QUICK_CACHE_ENV = "ICML25_QUICK_CACHE"
+
+
 def _shared_dir() -> Path:
-    """A folder shared by all pytest-xdist workers of one test run (the run's uid names it)."""
+    """A folder shared by all pytest-xdist workers of one test run (the run's uid names it), or the folder named by
+    ``$ICML25_QUICK_CACHE`` (shared by several runs of the same checkout)."""
+    if os.environ.get(QUICK_CACHE_ENV):
+        path = Path(os.environ[QUICK_CACHE_ENV])
+        path.mkdir(parents=True, exist_ok=True)
+        return path
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
     path = Path(tempfile.gettempdir()) / f"icml25-quick-{run}"
     path.mkdir(parents=True, exist_ok=True)
