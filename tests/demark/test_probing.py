@@ -138,3 +138,25 @@ def test_logmean_cancels_a_strong_position_bias_that_the_sum_shrinks(mode: str) 
     assert np.allclose(R_log, -R_log.T)
     with pytest.raises(ValueError, match="combine"):
         RandomSelectionProber(oracle, T, combine="mean")
+
+
+def test_reference_contexts_cancel_a_per_word_chooser_bias() -> None:
+    """Contextual calibration (our extension): a context-independent per-word preference (sigma_b = 1) cancels when
+    the mean ratio matrix over reference contexts is subtracted; the watermark term survives."""
+    wm = KGWWatermark(300, delta=2.0, h=1, key=4)
+    lm = InstructionFollowingLM(T, vocab_size=300, sigma_b=1.0, sigma_e=0.0, eps_mass=0.01, seed=1)
+    oracle = WatermarkedOracle(lm, wm)
+    refs = [[int(x)] for x in np.random.default_rng(0).integers(20, 300, 8)]
+    cand = list(range(30, 50))
+    err = {}
+    for n in (0, 8):
+        p = RandomSelectionProber(oracle, T, reference_contexts=refs[:n] or None)
+        e = []
+        for c in (100, 101, 102):
+            g = wm.green_mask([c])[cand].astype(float)
+            R = p.ratio_matrix([c], cand)
+            assert np.allclose(R, -R.T)
+            e.append(np.std(R - 2.0 * (g[:, None] - g[None, :])))
+        err[n] = float(np.mean(e))
+        assert p.n_probe_queries == (3 + n) * 20 * 19  # 3 contexts + each reference once (cached)
+    assert err[8] < 0.5 * err[0]

@@ -48,7 +48,7 @@ def _costs(cfg: Config) -> list[UnitCost]:
         sec, note = _model_probe_seconds(cfg.real_model)
         real_q = (2 * cfg.real_pairs + cfg.real_steps * rm
                   + (cfg.real_h_max * rm + cfg.real_delta_contexts * rm if cfg.real_estimate else 0)
-                  + cfg.real_remove_prompts * cfg.real_gen_tokens * rm)
+                  + cfg.real_remove_prompts * cfg.real_gen_tokens * rm) * (1 + cfg.real_reference_contexts)
         costs.append(UnitCost(f"real model {cfg.real_model}: chooser bias, green lists, estimation, removal",
                               "probe query", real_q, sec, _MEASURED, note))
         # generated tokens (watermarked, clean, De-marked) are incremental next-token queries: SmolLM2 about
@@ -73,7 +73,10 @@ def demark_plan(cfg: Config) -> Plan:
     gpu = cfg.device != "cpu"
     stages = [f"simulated oracle: {cfg.sim_trials} trials (h, delta, green lists){' + chooser-bias curve' if cfg.sigma_curve else ''}",
               f"simulated deployment (3-gram model, KGW delta {cfg.wm_delta:g}, h {cfg.wm_h}): estimation, "
-              f"{cfg.n_prompts} prompts x {cfg.new_tokens} tokens removed (m = {cfg.top_k}), {cfg.n_null} null texts"]
+              f"{cfg.n_prompts} prompts x {cfg.new_tokens} tokens removed (m = {cfg.top_k}), {cfg.n_null} null texts"
+              + (f"; seeding {cfg.wm_prf}, detected by ours and by MarkLLM's scorer (if installed)"
+                 if cfg.wm_prf.startswith("markllm-") else "")
+              + ("; symmetrised probing (logmean)" if cfg.probe_combine == "logmean" else "")]
     if cfg.real:
         stages.append(f"real model {cfg.real_model} with KGW (h {cfg.real_h}): chooser bias ({cfg.real_pairs} pairs), "
                       f"{cfg.real_gen_prompts} MMW prompts x {cfg.real_gen_tokens} tokens, green lists at "

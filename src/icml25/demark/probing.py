@@ -8,6 +8,7 @@ bias (spec §2.3).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,6 +208,12 @@ class RandomSelectionProber:
     combine : {"sum", "logmean"}
         How the two orderings are combined: ``"sum"`` of probabilities (the paper's Algorithm 1) or ``"logmean"``
         (the symmetrised mean of the per-ordering log-ratios, see above). The queries are the same.
+    reference_contexts : list of id sequences, optional
+        Contextual calibration (our extension, not in the paper): the ratio matrix of the same candidates is also
+        measured after each reference context (its last ``len(c)`` ids) and their mean is subtracted. A chooser's
+        per-word preference does not depend on the context and cancels; the watermark's term after a random
+        reference context has mean 0 (a green/red coin per context), so it adds noise of std about
+        ``delta / sqrt(2 n_ref)`` instead. Costs ``1 + n_ref`` times the probes (cached across calls).
 
     Attributes
     ----------
@@ -226,7 +233,8 @@ class RandomSelectionProber:
     """
 
     def __init__(self, oracle: Any, template: ProbeTemplate, mode: str = "graybox", n_samples: int = 10,
-                 top_k: int = 20, batch_size: int = 32, cache: bool = True, combine: str = "sum"):
+                 top_k: int = 20, batch_size: int = 32, cache: bool = True, combine: str = "sum",
+                 reference_contexts: Any = None):
         if not (hasattr(oracle, "topk_logprobs") and hasattr(oracle, "sample")):
             raise TypeError(f"oracle must have topk_logprobs and sample methods, got {type(oracle).__name__}")
         if not isinstance(template, ProbeTemplate):
@@ -239,6 +247,9 @@ class RandomSelectionProber:
         self.cache = bool(cache)
         self.combine = check_option(combine, "combine", ("sum", "logmean"))
         self.vocab_size = int(oracle.vocab_size)
+        refs = list(reference_contexts) if reference_contexts is not None else []
+        self.reference_contexts = ([tuple(r) for r in check_id_batch(refs, self.vocab_size, "reference_contexts")]
+                                   if refs else [])
         self._store: dict[tuple[Any, ...], Any] = {}
         self.n_probe_queries = 0
 
@@ -280,7 +291,15 @@ class RandomSelectionProber:
         cand = check_id_batch([candidate_ids], self.vocab_size, "candidate_ids")[0]
         if len(cand) < 2 or len(set(cand)) != len(cand):
             raise ValueError(f"candidate_ids must hold at least 2 distinct ids, got {cand}")
-        c_t = tuple(c)
+        R = self._raw_matrix(tuple(c), cand)
+        if self.reference_contexts:
+            refs = [r[-len(c):] for r in self.reference_contexts]
+            with warnings.catch_warnings():  # an all-NaN entry (unknown in every reference) stays NaN
+                warnings.simplefilter("ignore", RuntimeWarning)
+                R = R - np.nanmean(np.stack([self._raw_matrix(r, cand) for r in refs]), axis=0)
+        return R
+
+    def _raw_matrix(self, c_t: tuple[int, ...], cand: list[int]) -> np.ndarray:
         m = len(cand)
         pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
         keys = []

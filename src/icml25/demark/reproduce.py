@@ -67,6 +67,7 @@ class Config:
     real_delta_contexts: int = 4  # contexts for delta on the real model
     real_remove_prompts: int = 0  # prompts De-marked on the real model (m = real_m)
     real_probe_style: str = "auto"  # probe prompt: "chat", "completion" (base models) or "auto" (chat if templated)
+    real_reference_contexts: int = 0  # contextual calibration on the real model: reference contexts (0 = off, ours)
 
     def __post_init__(self) -> None:
         for name, low in (("sim_trials", 1), ("sim_vocab", 100), ("sim_h_max", 5), ("sim_m_h", 4),
@@ -75,7 +76,7 @@ class Config:
                           ("n_prompts", 1), ("prompt_words", 1), ("new_tokens", 2), ("n_null", 2),
                           ("blackbox_n", 1), ("blackbox_prompts", 0), ("spoof_prompts", 0), ("real_h", 1), ("real_pairs", 2), ("real_m", 2),
                           ("real_gen_prompts", 1), ("real_gen_tokens", 2), ("real_steps", 0), ("real_h_max", 2),
-                          ("real_delta_contexts", 1), ("real_remove_prompts", 0)):
+                          ("real_delta_contexts", 1), ("real_remove_prompts", 0), ("real_reference_contexts", 0)):
             check_int(getattr(self, name), name, low=low)
         check_int(self.ngram_order, "ngram_order", high=4)
         check_int(self.h_max, "h_max", low=self.wm_h + 1)

@@ -90,7 +90,11 @@ def run_real(cfg: Config, seed: int, method: bool, corpus_words: list[str]) -> d
                                  probe_style=cfg.real_probe_style)
     tok = dep.tokenizer
     res: dict[str, Any] = {"vocab": wm.vocab_size, "n_words": len(dep.words)}
-    clean_prober = RandomSelectionProber(dep.clean_oracle, dep.template, top_k=cfg.top_k, combine=cfg.probe_combine)
+    # contextual calibration (ours, off by default): random word contexts whose mean ratio matrix is subtracted
+    refs = [np.random.default_rng(seed + 99 + i).choice(dep.words, cfg.real_h_max).tolist()
+            for i in range(cfg.real_reference_contexts)] or None
+    clean_prober = RandomSelectionProber(dep.clean_oracle, dep.template, top_k=cfg.top_k, combine=cfg.probe_combine,
+                                         reference_contexts=refs)
     res["bias"] = chooser_bias(clean_prober, dep.words, n_pairs=cfg.real_pairs, context_len=cfg.real_h,
                                random_state=seed)
     prompts_text = data.mmw_book_report_prompts()
@@ -103,7 +107,8 @@ def run_real(cfg: Config, seed: int, method: bool, corpus_words: list[str]) -> d
     res["z_wm"], res["p_wm"] = z_scores(wm, gp, wm_gen)
     res["z_clean"], res["p_clean"] = z_scores(wm, gp, clean_gen)
     res["sample_wm"] = tok.decode(wm_gen[0])
-    prober = RandomSelectionProber(dep.oracle, dep.template, top_k=cfg.top_k, combine=cfg.probe_combine)
+    prober = RandomSelectionProber(dep.oracle, dep.template, top_k=cfg.top_k, combine=cfg.probe_combine,
+                                   reference_contexts=refs)
     if cfg.real_estimate and method:
         res["h_hat"], res["agreement"] = estimate_prefix_length(prober, dep.words, h_max=cfg.real_h_max,
                                                                 m=cfg.real_m, n_contexts=1, random_state=seed)
