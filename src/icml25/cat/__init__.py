@@ -7,7 +7,8 @@ Library: a tiny SD-like VAE (:class:`TinyVAE`) and class-conditional latent diff
 (:func:`add_cat_adapter`, :func:`train_cat_adapter`, :func:`encode_with_cat`) that work on the TinyVAE and on a
 diffusers ``AutoencoderKL``; DreamBooth-style customisation (:func:`dreambooth`); the latent distortion analysis
 and toy identity metrics (:func:`latent_distortion`, :func:`identity_scores`). The diffusers helpers (adapter
-save/load, image folders) live in :mod:`icml25.cat.diffusers_path`. torch and peft are imported on first use.
+save/load, image folders) live in :mod:`icml25.cat.diffusers_path`; :class:`UNetDenoiser` (:mod:`icml25.cat.sd`) puts
+Stable Diffusion's UNet and text encoder behind the denoiser signature of the protections and of DreamBooth. torch and peft are imported on first use.
 """
 
 from typing import Any
@@ -19,7 +20,7 @@ __all__ = ["load_digit_images", "subject_images", "TinyVAE", "train_vae", "Noise
            "mist", "sds", "aspl", "target_pattern", "TARGET_PATTERNS", "add_cat_adapter", "cat_parameters",
            "train_cat_adapter", "encode_with_cat", "decode_with_cat", "dreambooth", "generate",
            "latent_distortion", "pca_latents", "DigitClassifier", "train_classifier", "identity_scores",
-           "save_cat_adapter", "load_cat_adapter", "load_image_folder"]
+           "save_cat_adapter", "load_cat_adapter", "load_image_folder", "UNetDenoiser", "encode_prompts"]
 
 _LAZY = {"TinyVAE": "vae", "train_vae": "vae", "NoiseSchedule": "diffusion", "LatentDenoiser": "diffusion",
          "diffusion_loss": "diffusion", "ddim_sample": "diffusion", "train_denoiser": "diffusion",
@@ -30,7 +31,7 @@ _LAZY = {"TinyVAE": "vae", "train_vae": "vae", "NoiseSchedule": "diffusion", "La
          "dreambooth": "customize", "generate": "customize", "latent_distortion": "metrics",
          "pca_latents": "metrics", "DigitClassifier": "metrics", "train_classifier": "metrics",
          "identity_scores": "metrics", "save_cat_adapter": "diffusers_path", "load_cat_adapter": "diffusers_path",
-         "load_image_folder": "diffusers_path"}
+         "load_image_folder": "diffusers_path", "UNetDenoiser": "sd", "encode_prompts": "sd"}
 
 
 def __getattr__(name: str) -> Any:  # torch, peft and diffusers are imported on first use

@@ -8,7 +8,7 @@ from icml25.core.validation import check_array
 
 
 def as_images(x: Any, name: str, *, channels: int | None = None, size: int | None = None) -> Any:
-    """A float32 torch tensor of shape (N, C, H, W) with every value finite and in [0, 1].
+    """A float32 CPU torch tensor of shape (N, C, H, W) with every value finite and in [0, 1].
 
     Accepts a numpy array or a torch tensor; raises ``TypeError``/``ValueError`` naming ``name`` otherwise (wrong
     number of axes, NaN/inf, values outside [0, 1], wrong channel count or spatial size).
@@ -30,7 +30,7 @@ def as_images(x: Any, name: str, *, channels: int | None = None, size: int | Non
         raise ValueError(f"{name} must have {channels} channel(s) on axis 1 (N, C, H, W), got shape {arr.shape}")
     if size is not None and (arr.shape[2] != size or arr.shape[3] != size):
         raise ValueError(f"{name} must be {size}x{size} images (N, C, {size}, {size}), got shape {arr.shape}")
-    return torch.as_tensor(arr, dtype=torch.float32)
+    return torch.as_tensor(arr, dtype=torch.float32, device="cpu")  # images live on the CPU; models move copies
 
 
 def check_module(x: Any, name: str) -> Any:

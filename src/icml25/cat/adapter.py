@@ -21,6 +21,7 @@ from torch import nn
 from icml25.core.progress import progress
 from icml25.core.validation import check_int, check_option, check_positive
 
+from ._vae_io import decode, from_model_latents, module_device, posterior, posterior_sample, to_model_latents
 from ._validation import as_images, check_module, vae_geometry
 
 __all__ = ["TARGET_PATTERNS", "add_cat_adapter", "cat_parameters", "train_cat_adapter", "encode_with_cat",
@@ -84,32 +85,9 @@ def cat_parameters(vae: nn.Module) -> list[tuple[str, nn.Parameter]]:
     return [(n, p) for n, p in vae.named_parameters() if "lora_" in n]
 
 
-def _is_tiny(vae: nn.Module) -> bool:
-    return hasattr(vae, "image_size")
-
-
 def _device(vae: nn.Module) -> torch.device:
     """The device of the VAE's weights (inputs are moved there; random draws are made on the CPU, then moved)."""
-    return next(vae.parameters()).device
-
-
-def _posterior(vae: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    x = x.to(_device(vae))
-    if _is_tiny(vae):
-        return vae.encode(x)
-    dist = vae.encode(2 * x - 1).latent_dist
-    return dist.mean, dist.logvar
-
-
-def _decode(vae: nn.Module, z: torch.Tensor) -> torch.Tensor:
-    """Pixels in the [0, 1] convention from unscaled latents z."""
-    if _is_tiny(vae):
-        return vae.decode(z)
-    return (vae.decode(z).sample + 1) / 2
-
-
-def _scaling(vae: nn.Module) -> float:
-    return float(vae.scaling_factor) if _is_tiny(vae) else float(vae.config.scaling_factor)
+    return module_device(vae)
 
 
 def train_cat_adapter(vae: nn.Module, images: Any, *, steps: int = 300, lr: float = 1e-3, batch_size: int = 4,
@@ -164,11 +142,9 @@ def train_cat_adapter(vae: nn.Module, images: Any, *, steps: int = 300, lr: floa
     vae.train()
     losses = []
     for _ in progress(range(steps), "CAT adapter training"):
-        idx = torch.randperm(len(x), generator=g)[:batch_size]
+        idx = torch.randperm(len(x), generator=g, device=g.device)[:batch_size].to(x.device)
         xb = x[idx]
-        mu, logvar = _posterior(vae, xb)
-        z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=g).to(mu.device)
-        rec = _decode(vae, z)
+        rec = decode(vae, posterior_sample(vae, xb, g))
         value = ((rec - xb) ** 2).mean() if loss != "lpips" else rec.new_zeros(())
         if perceptual is not None:
             value = value + perceptual(2 * rec - 1, 2 * xb - 1).mean()
@@ -199,9 +175,8 @@ def encode_with_cat(vae: nn.Module, images: Any, *, sample: bool = True, seed: i
     x = as_images(images, "images", channels=ch, size=size)
     g = torch.Generator().manual_seed(check_int(seed, "seed", low=0))
     with torch.no_grad():
-        mu, logvar = _posterior(vae, x)
-        z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=g).to(mu.device) if sample else mu
-    return _scaling(vae) * z
+        z = posterior_sample(vae, x, g) if sample else posterior(vae, x)[0]
+    return to_model_latents(vae, z)
 
 
 def decode_with_cat(vae: nn.Module, latents: Any) -> torch.Tensor:
@@ -222,5 +197,5 @@ def decode_with_cat(vae: nn.Module, latents: Any) -> torch.Tensor:
     if latents.ndim != 4 or not torch.isfinite(latents).all():
         raise ValueError(f"latents must be a finite (N, C, h, w) tensor, got shape {tuple(latents.shape)}")
     with torch.no_grad():
-        return _decode(vae, latents / _scaling(vae)).clamp(0.0, 1.0)
+        return decode(vae, from_model_latents(vae, latents.float())).clamp(0.0, 1.0)
 

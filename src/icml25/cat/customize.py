@@ -20,6 +20,7 @@ from torch import nn
 from icml25.core.progress import progress
 from icml25.core.validation import check_array, check_int, check_positive
 
+from ._vae_io import module_device
 from ._validation import check_module
 from .adapter import decode_with_cat
 from .diffusion import NoiseSchedule, ddim_sample, diffusion_loss
@@ -27,9 +28,9 @@ from .diffusion import NoiseSchedule, ddim_sample, diffusion_loss
 __all__ = ["dreambooth", "generate"]
 
 
-def _latents(x: Any, name: str, shape: tuple[int, ...]) -> torch.Tensor:
-    arr = x.detach().numpy() if isinstance(x, torch.Tensor) else x
-    t = torch.as_tensor(check_array(arr, name, ndim=len(shape) + 1), dtype=torch.float32)
+def _latents(x: Any, name: str, shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    arr = x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x
+    t = torch.as_tensor(check_array(arr, name, ndim=len(shape) + 1), dtype=torch.float32, device=device)
     if tuple(t.shape[1:]) != tuple(shape):
         raise ValueError(f"{name} must have shape (N, {', '.join(map(str, shape))}), got {tuple(t.shape)}")
     return t
@@ -65,7 +66,8 @@ def dreambooth(denoiser: nn.Module, schedule: NoiseSchedule, latents: Any, token
     True
     """
     check_module(denoiser, "denoiser")
-    z = _latents(latents, "latents", denoiser.latent_shape)
+    dev = module_device(denoiser)
+    z = _latents(latents, "latents", denoiser.latent_shape, dev)
     token = check_int(token, "token", low=0, high=denoiser.n_classes - 1)
     steps = check_int(steps, "steps", low=1)
     lr = check_positive(lr, "lr")
@@ -75,27 +77,31 @@ def dreambooth(denoiser: nn.Module, schedule: NoiseSchedule, latents: Any, token
     if (prior_latents is None) != (prior_labels is None):
         raise ValueError("prior_latents and prior_labels must be given together")
     if prior_latents is not None:
-        zp = _latents(prior_latents, "prior_latents", denoiser.latent_shape)
+        zp = _latents(prior_latents, "prior_latents", denoiser.latent_shape, dev)
         cp = torch.as_tensor(check_array(prior_labels, "prior_labels", ndim=1, dtype=int, low=0,
-                                         high=denoiser.n_classes - 1), dtype=torch.long)
+                                         high=denoiser.n_classes - 1), dtype=torch.long, device=dev)
         if len(cp) != len(zp):
             raise ValueError(f"prior_labels must have one entry per prior latent ({len(zp)}), got {len(cp)}")
+    if init_token_from is not None:
+        src = check_int(init_token_from, "init_token_from", low=0, high=denoiser.n_classes - 1)
+        if not isinstance(getattr(denoiser, "class_emb", None), nn.Embedding):
+            raise ValueError("init_token_from needs a denoiser with a class_emb table (LatentDenoiser, UNetDenoiser "
+                             "with prompt embeddings); with a text encoder the token's prompt defines its start")
     model = copy.deepcopy(denoiser)
     for p in model.parameters():
         p.requires_grad_(True)
     if init_token_from is not None:
-        src = check_int(init_token_from, "init_token_from", low=0, high=denoiser.n_classes - 1)
         with torch.no_grad():
             model.class_emb.weight[token] = model.class_emb.weight[src]
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    c = torch.full((batch_size,), token, dtype=torch.long)
+    c = torch.full((batch_size,), token, dtype=torch.long, device=dev)
     model.train()
     for _ in progress(range(steps), "DreamBooth"):
-        idx = torch.randint(len(z), (batch_size,), generator=g)
+        idx = torch.randint(len(z), (batch_size,), generator=g, device=g.device).to(dev)
         loss = diffusion_loss(model, schedule, z[idx], c, g)
         if prior_latents is not None and prior_weight > 0:
-            j = torch.randint(len(zp), (batch_size,), generator=g)
+            j = torch.randint(len(zp), (batch_size,), generator=g, device=g.device).to(dev)
             loss = loss + prior_weight * diffusion_loss(model, schedule, zp[j], cp[j], g)
         opt.zero_grad()
         loss.backward()
@@ -104,10 +110,12 @@ def dreambooth(denoiser: nn.Module, schedule: NoiseSchedule, latents: Any, token
 
 
 def generate(denoiser: nn.Module, schedule: NoiseSchedule, vae: nn.Module, label: int, n: int = 64, *,
-             steps: int = 50, seed: int = 0) -> torch.Tensor:
+             steps: int = 50, seed: int = 0, guidance_scale: float = 1.0, null_label: int | None = None
+             ) -> torch.Tensor:
     """Sample ``n`` images of class ``label``: DDIM latents decoded by ``vae`` (adapted decoder if it has one).
 
-    Returns images (n, C, S, S) in [0, 1].
+    ``guidance_scale``/``null_label``: classifier-free guidance, as in :func:`~icml25.cat.diffusion.ddim_sample`.
+    Returns images (n, C, S, S) in [0, 1], on the VAE's device.
 
     Examples
     --------
@@ -119,5 +127,6 @@ def generate(denoiser: nn.Module, schedule: NoiseSchedule, vae: nn.Module, label
     check_module(vae, "vae")
     label = check_int(label, "label", low=0, high=denoiser.n_classes - 1)
     n = check_int(n, "n", low=1)
-    z = ddim_sample(denoiser, schedule, [label] * n, steps=steps, seed=seed)
+    z = ddim_sample(denoiser, schedule, [label] * n, steps=steps, seed=seed, guidance_scale=guidance_scale,
+                    null_label=null_label)
     return decode_with_cat(vae, z)

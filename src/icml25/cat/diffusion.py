@@ -16,6 +16,7 @@ from torch import nn
 from icml25.core.progress import progress
 from icml25.core.validation import check_array, check_int, check_positive, check_probability, check_real
 
+from ._vae_io import module_device, randn_like
 from ._validation import check_module
 
 __all__ = ["NoiseSchedule", "LatentDenoiser", "diffusion_loss", "ddim_sample", "train_denoiser"]
@@ -38,12 +39,38 @@ class NoiseSchedule:
         self.timesteps = check_int(timesteps, "timesteps", low=2)
         beta_start = check_real(beta_start, "beta_start", low=0.0, high=1.0, low_open=True, high_open=True)
         beta_end = check_real(beta_end, "beta_end", low=beta_start, high=1.0, high_open=True)
-        self.betas = torch.linspace(beta_start, beta_end, self.timesteps, dtype=torch.float64)
+        self.betas = torch.linspace(beta_start, beta_end, self.timesteps, dtype=torch.float64, device="cpu")
         self.alpha_bar = torch.cumprod(1.0 - self.betas, 0).float()
+        self.prediction_type = "epsilon"  # what a denoiser trained on it predicts (from_diffusers: the scheduler's)
+
+    @classmethod
+    def from_diffusers(cls, scheduler: Any) -> NoiseSchedule:
+        """The training schedule of a diffusers scheduler (e.g. Stable Diffusion's ``DDPMScheduler``: 1,000 steps,
+        "scaled_linear" betas 0.00085..0.012), read from its ``betas`` and ``alphas_cumprod``.
+
+        Examples
+        --------
+        >>> from diffusers import DDPMScheduler
+        >>> s = NoiseSchedule.from_diffusers(DDPMScheduler(beta_schedule="scaled_linear", beta_start=0.00085,
+        ...                                                beta_end=0.012))
+        >>> s.timesteps, round(float(s.alpha_bar[-1]), 4), s.prediction_type
+        (1000, 0.0047, 'epsilon')
+        """
+        betas = getattr(scheduler, "betas", None)
+        alphas_cumprod = getattr(scheduler, "alphas_cumprod", None)
+        if not isinstance(betas, torch.Tensor) or not isinstance(alphas_cumprod, torch.Tensor):
+            raise TypeError(f"scheduler must be a diffusers scheduler with betas and alphas_cumprod (e.g. "
+                            f"DDPMScheduler), got {type(scheduler).__name__}")
+        self = cls.__new__(cls)
+        self.timesteps = check_int(len(betas), "scheduler timesteps", low=2)
+        self.betas = betas.detach().to("cpu", torch.float64)
+        self.alpha_bar = alphas_cumprod.detach().to("cpu", torch.float32)
+        self.prediction_type = str(getattr(getattr(scheduler, "config", None), "prediction_type", None) or "epsilon")
+        return self
 
     def add_noise(self, z0: torch.Tensor, eps: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-        """z_t of Eq. 4 for clean latents z0 (N, ...), noise eps (N, ...) and integer steps t (N,)."""
-        ab = self.alpha_bar[t].view(-1, *([1] * (z0.ndim - 1)))
+        """z_t of Eq. 4 for clean latents z0 (N, ...), noise eps (N, ...) and integer steps t (N,), on z0's device."""
+        ab = self.alpha_bar.to(z0.device)[t.to(z0.device)].view(-1, *([1] * (z0.ndim - 1)))
         return ab.sqrt() * z0 + (1.0 - ab).sqrt() * eps
 
 
@@ -86,7 +113,7 @@ class LatentDenoiser(nn.Module):
 
     @staticmethod
     def _time_embedding(t: torch.Tensor) -> torch.Tensor:
-        freqs = torch.exp(-math.log(1000.0) * torch.arange(32, dtype=torch.float32) / 32)
+        freqs = torch.exp(-math.log(1000.0) * torch.arange(32, dtype=torch.float32, device=t.device) / 32)
         a = t.float()[:, None] * freqs[None]
         return torch.cat([a.sin(), a.cos()], dim=1)
 
@@ -103,10 +130,13 @@ def diffusion_loss(denoiser: nn.Module, schedule: NoiseSchedule, z0: torch.Tenso
     """The DDPM training loss E_{t, eps} ||eps - eps_theta(z_t, t, c)||^2 (Ho et al. Eq. 14), one draw per latent.
 
     ``z0`` (N, ...) are scaled latents s * z; ``labels`` (N,) class indices; t ~ U{0..T-1} and eps ~ N(0, I) are
-    fresh draws from ``generator``. ``reduction="none"`` returns the per-latent loss (N,).
+    fresh draws from ``generator`` (made on its device, the CPU by default, then moved to z0's device).
+    ``reduction="none"`` returns the per-latent loss (N,). The denoiser must predict the noise (wrap a v-prediction
+    UNet in :class:`~icml25.cat.sd.UNetDenoiser`, which converts).
     """
-    t = torch.randint(schedule.timesteps, (z0.shape[0],), generator=generator)
-    eps = torch.randn(z0.shape, generator=generator)
+    gdev = generator.device if generator is not None else z0.device
+    t = torch.randint(schedule.timesteps, (z0.shape[0],), generator=generator, device=gdev).to(z0.device)
+    eps = torch.randn(z0.shape, generator=generator, device=gdev).to(z0.device)
     err = (denoiser(schedule.add_noise(z0, eps, t), t, labels) - eps) ** 2
     per = err.reshape(z0.shape[0], -1).mean(1)
     return per if reduction == "none" else per.mean()
@@ -114,7 +144,7 @@ def diffusion_loss(denoiser: nn.Module, schedule: NoiseSchedule, z0: torch.Tenso
 
 @torch.no_grad()
 def ddim_sample(denoiser: nn.Module, schedule: NoiseSchedule, labels: Any, *, steps: int = 50, seed: int = 0,
-                eta: float = 0.0) -> torch.Tensor:
+                eta: float = 0.0, guidance_scale: float = 1.0, null_label: int | None = None) -> torch.Tensor:
     """DDIM sampling (Song et al. 2021, Eq. 12) of one scaled latent s * z per entry of ``labels``.
 
     Parameters
@@ -125,10 +155,13 @@ def ddim_sample(denoiser: nn.Module, schedule: NoiseSchedule, labels: Any, *, st
         Number of DDIM steps (evenly spaced over the schedule).
     eta : float
         0 = deterministic DDIM, 1 = DDPM-like ancestral noise.
+    guidance_scale, null_label : optional
+        Classifier-free guidance eps_null + w (eps_c - eps_null) with w = ``guidance_scale`` and the unconditional
+        class ``null_label`` (Stable Diffusion samples with w = 7.5 and the empty prompt); 1.0 = no guidance.
 
     Returns
     -------
-    Tensor of shape (N, *denoiser.latent_shape).
+    Tensor of shape (N, *denoiser.latent_shape), on the denoiser's device.
 
     Examples
     --------
@@ -137,25 +170,38 @@ def ddim_sample(denoiser: nn.Module, schedule: NoiseSchedule, labels: Any, *, st
     torch.Size([3, 2, 4, 4])
     """
     check_module(denoiser, "denoiser")
+    dev = module_device(denoiser)
     c = torch.as_tensor(check_array(labels, "labels", ndim=1, dtype=int, low=0,
-                                    high=denoiser.n_classes - 1), dtype=torch.long)
+                                    high=denoiser.n_classes - 1), dtype=torch.long, device=dev)
     steps = check_int(steps, "steps", low=1, high=schedule.timesteps)
     seed = check_int(seed, "seed", low=0)
     eta = check_probability(eta, "eta")
+    guidance_scale = check_positive(guidance_scale, "guidance_scale", allow_zero=True)
+    if guidance_scale != 1.0:
+        if null_label is None:
+            raise ValueError("guidance_scale != 1 needs null_label, the unconditional class (e.g. the empty prompt)")
+        null_label = check_int(null_label, "null_label", low=0, high=denoiser.n_classes - 1)
     g = torch.Generator().manual_seed(seed)
-    ts = torch.linspace(schedule.timesteps - 1, 0, steps).round().long().tolist()
-    z = torch.randn((len(c), *denoiser.latent_shape), generator=g)
+    ts = torch.linspace(schedule.timesteps - 1, 0, steps, device="cpu").round().long().tolist()
+    z = torch.randn((len(c), *denoiser.latent_shape), generator=g, device=g.device).to(dev)
+    alpha_bar = schedule.alpha_bar.to(dev)
     was = denoiser.training
     denoiser.eval()
     for i, t in enumerate(ts):
-        ab = schedule.alpha_bar[t]
-        ab_prev = schedule.alpha_bar[ts[i + 1]] if i + 1 < len(ts) else torch.tensor(1.0)
-        eps = denoiser(z, torch.full((len(c),), t, dtype=torch.long), c)
+        ab = alpha_bar[t]
+        ab_prev = alpha_bar[ts[i + 1]] if i + 1 < len(ts) else alpha_bar.new_tensor(1.0)
+        tt = torch.full((len(c),), t, dtype=torch.long, device=dev)
+        if guidance_scale == 1.0:
+            eps = denoiser(z, tt, c)
+        else:
+            e_c, e_u = denoiser(torch.cat([z, z]), torch.cat([tt, tt]), torch.cat([c, torch.full_like(c, null_label)])
+                                ).chunk(2)
+            eps = e_u + guidance_scale * (e_c - e_u)
         x0 = (z - (1 - ab).sqrt() * eps) / ab.sqrt()
         sigma = eta * ((1 - ab_prev) / (1 - ab) * (1 - ab / ab_prev)).clamp_min(0).sqrt()
         z = ab_prev.sqrt() * x0 + (1 - ab_prev - sigma**2).clamp_min(0).sqrt() * eps
         if eta > 0 and i + 1 < len(ts):
-            z = z + sigma * torch.randn(z.shape, generator=g)
+            z = z + sigma * randn_like(z, g)
     denoiser.train(was)
     return z
 
@@ -176,10 +222,11 @@ def train_denoiser(denoiser: nn.Module, schedule: NoiseSchedule, latents: Any, l
     3
     """
     check_module(denoiser, "denoiser")
-    z = torch.as_tensor(check_array(latents.detach().numpy() if isinstance(latents, torch.Tensor) else latents,
-                                    "latents", ndim=len(denoiser.latent_shape) + 1), dtype=torch.float32)
+    dev = module_device(denoiser)
+    z = torch.as_tensor(check_array(latents.detach().cpu().numpy() if isinstance(latents, torch.Tensor) else latents,
+                                    "latents", ndim=len(denoiser.latent_shape) + 1), dtype=torch.float32, device=dev)
     c = torch.as_tensor(check_array(labels, "labels", ndim=1, dtype=int, low=0, high=denoiser.n_classes - 1),
-                        dtype=torch.long)
+                        dtype=torch.long, device=dev)
     if len(c) != len(z):
         raise ValueError(f"labels must have one entry per latent ({len(z)}), got {len(c)}")
     steps = check_int(steps, "steps", low=1)
@@ -193,10 +240,11 @@ def train_denoiser(denoiser: nn.Module, schedule: NoiseSchedule, latents: Any, l
     denoiser.train()
     losses = []
     for _ in progress(range(steps), "diffusion training"):
-        idx = torch.randint(len(z), (min(batch_size, len(z)),), generator=g)
+        idx = torch.randint(len(z), (min(batch_size, len(z)),), generator=g, device=g.device).to(dev)
         cb = c[idx]
         if null_class is not None:
-            cb = torch.where(torch.rand(len(cb), generator=g) < p_uncond, torch.full_like(cb, null_class), cb)
+            drop = torch.rand(len(cb), generator=g, device=g.device).to(dev) < p_uncond
+            cb = torch.where(drop, torch.full_like(cb, null_class), cb)
         loss = diffusion_loss(denoiser, schedule, z[idx], cb, g)
         opt.zero_grad()
         loss.backward()

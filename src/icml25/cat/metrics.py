@@ -17,20 +17,13 @@ from torch import nn
 from icml25.core.progress import progress
 from icml25.core.validation import check_array, check_int, check_positive, check_probability
 
+from ._vae_io import decode, module_device, posterior
 from ._validation import as_images, check_module, vae_geometry
 
 __all__ = ["latent_distortion", "DigitClassifier", "train_classifier", "identity_scores", "pca_latents"]
 
 
-def _posterior(vae: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    if hasattr(vae, "image_size"):
-        return vae.encode(x)
-    dist = vae.encode(2 * x - 1).latent_dist
-    return dist.mean, dist.logvar
-
-
-def _decode(vae: nn.Module, z: torch.Tensor) -> torch.Tensor:
-    return vae.decode(z) if hasattr(vae, "image_size") else (vae.decode(z).sample + 1) / 2
+_posterior, _decode = posterior, decode
 
 
 def latent_distortion(vae: nn.Module, clean: Any, protected: Any, *, reference_vae: nn.Module | None = None
@@ -58,7 +51,7 @@ def latent_distortion(vae: nn.Module, clean: Any, protected: Any, *, reference_v
     check_module(vae, "vae")
     ref = vae if reference_vae is None else check_module(reference_vae, "reference_vae")
     ch, size = vae_geometry(vae)
-    dev = next(vae.parameters()).device  # a GPU VAE: the images move to its device
+    dev = module_device(vae)  # a GPU VAE: the images move to its device
     x = as_images(clean, "clean", channels=ch, size=size).to(dev)
     xa = as_images(protected, "protected", channels=ch, size=size).to(dev)
     if x.shape != xa.shape:
@@ -100,7 +93,7 @@ def pca_latents(vae: nn.Module, groups: dict[str, Any], n_components: int = 2) -
     ch, size = vae_geometry(vae)
     with torch.no_grad():
         mus = {k: _posterior(vae, as_images(v, f"groups[{k!r}]", channels=ch, size=size))[0].reshape(
-            len(v), -1).numpy() for k, v in groups.items()}
+            len(v), -1).cpu().numpy() for k, v in groups.items()}
     allz = np.concatenate(list(mus.values()))
     center = allz.mean(0)
     _, _, vt = np.linalg.svd(allz - center, full_matrices=False)
@@ -141,18 +134,19 @@ def train_classifier(images: Any, labels: Any, *, steps: int = 400, batch_size: 
     True
     """
     x = as_images(images, "images", channels=1, size=16)
-    y = torch.as_tensor(check_array(labels, "labels", ndim=1, dtype=int, low=0, high=9), dtype=torch.long)
+    y = torch.as_tensor(check_array(labels, "labels", ndim=1, dtype=int, low=0, high=9), dtype=torch.long, device="cpu")
     if len(y) != len(x):
         raise ValueError(f"labels must have one entry per image ({len(x)}), got {len(y)}")
     steps = check_int(steps, "steps", low=1)
     batch_size = check_int(batch_size, "batch_size", low=1)
     lr = check_positive(lr, "lr")
     g = torch.Generator().manual_seed(check_int(seed, "seed", low=0))
-    torch.manual_seed(int(torch.randint(2**31 - 1, (1,), generator=g)))
-    clf = DigitClassifier()
+    torch.manual_seed(int(torch.randint(2**31 - 1, (1,), generator=g, device=g.device)))
+    clf = DigitClassifier()  # on torch's default device
+    x, y = x.to(module_device(clf)), y.to(module_device(clf))
     opt = torch.optim.Adam(clf.parameters(), lr=lr)
     for _ in progress(range(steps), "classifier training"):
-        idx = torch.randint(len(x), (batch_size,), generator=g)
+        idx = torch.randint(len(x), (batch_size,), generator=g, device=g.device).to(x.device)
         loss = nn.functional.cross_entropy(clf(x[idx]), y[idx])
         opt.zero_grad()
         loss.backward()
@@ -175,6 +169,6 @@ def identity_scores(classifier: nn.Module, images: Any, subject: int, threshold:
     subject = check_int(subject, "subject", low=0, high=9)
     threshold = check_probability(threshold, "threshold")
     with torch.no_grad():
-        p = torch.softmax(classifier(x), dim=1)
+        p = torch.softmax(classifier(x.to(module_device(classifier))), dim=1)
     return {"ism": float(p[:, subject].mean()), "fdfr": float((p.max(1).values < threshold).float().mean()),
             "accuracy": float((p.argmax(1) == subject).float().mean())}

@@ -14,8 +14,9 @@ with Proj the intersection of the eps-ball around the clean image and [0, 1] (Ma
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -24,6 +25,7 @@ from torch import nn
 from icml25.core.progress import progress
 from icml25.core.validation import check_int, check_option, check_positive, check_real
 
+from ._vae_io import module_device, posterior, posterior_sample, randn_like, to_model_latents
 from ._validation import as_images, check_module, vae_geometry
 from .diffusion import NoiseSchedule, diffusion_loss
 
@@ -51,7 +53,7 @@ def random_noise(images: Any, eps: float = 0.1, seed: int = 0) -> torch.Tensor:
     x = as_images(images, "images")
     eps = _budget(eps)
     g = torch.Generator().manual_seed(check_int(seed, "seed", low=0))
-    return _project(x + (2 * torch.rand(x.shape, generator=g) - 1) * eps, x, eps)
+    return _project(x + (2 * torch.rand(x.shape, generator=g, device=g.device).to(x.device) - 1) * eps, x, eps)
 
 
 def pgd(images: Any, objective: Callable[[torch.Tensor, torch.Generator], torch.Tensor], *, eps: float = 0.1,
@@ -84,20 +86,12 @@ def pgd(images: Any, objective: Callable[[torch.Tensor, torch.Generator], torch.
 
 
 def _posterior(vae: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    x = x.to(next(vae.parameters()).device)  # images stay on the CPU; a GPU VAE gets (and differentiates) a copy
-    if hasattr(vae, "image_size"):
-        return vae.encode(x)
-    dist = vae.encode(2 * x - 1).latent_dist  # diffusers AutoencoderKL works on [-1, 1]
-    return dist.mean, dist.logvar
-
-
-def _scaling(vae: nn.Module) -> float:
-    return float(vae.scaling_factor) if hasattr(vae, "image_size") else float(vae.config.scaling_factor)
+    # images stay on the CPU; a GPU VAE gets (and differentiates) a copy; a diffusers VAE works on [-1, 1]
+    return posterior(vae, x)
 
 
 def _latent_sample(vae: nn.Module, x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-    mu, logvar = _posterior(vae, x)
-    return _scaling(vae) * (mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=g).to(mu.device))
+    return to_model_latents(vae, posterior_sample(vae, x, g))
 
 
 def _frozen(*modules: nn.Module) -> None:
@@ -105,6 +99,22 @@ def _frozen(*modules: nn.Module) -> None:
         m.eval()
         for p in m.parameters():
             p.requires_grad_(False)
+
+
+@contextlib.contextmanager
+def _frozen_during(*modules: nn.Module) -> Iterator[None]:
+    """Eval mode and no parameter gradients while the attack runs; the caller's flags and modes are restored after
+    (a CAT adapter or a denoiser attacked before it is trained keeps its trainable weights)."""
+    flags = [(p, p.requires_grad) for m in modules for p in m.parameters()]
+    modes = [(sub, sub.training) for m in modules for sub in m.modules()]
+    _frozen(*modules)
+    try:
+        yield
+    finally:
+        for p, r in flags:
+            p.requires_grad_(r)
+        for sub, t in modes:
+            sub.training = t
 
 
 def _prep(images: Any, vae: Any) -> torch.Tensor:
@@ -115,11 +125,12 @@ def _prep(images: Any, vae: Any) -> torch.Tensor:
 
 def _labels(label: Any, n: int, denoiser: nn.Module) -> torch.Tensor:
     label = check_int(label, "label", low=0, high=denoiser.n_classes - 1)
-    return torch.full((n,), label, dtype=torch.long)
+    return torch.full((n,), label, dtype=torch.long, device=module_device(denoiser))
 
 
-def target_pattern(size: int = 16, channels: int = 1, period: int = 4) -> torch.Tensor:
-    """The fixed target image of the target attacks: a checkerboard of ``period``-pixel squares, (1, C, S, S).
+def target_pattern(size: int = 16, channels: int = 1, period: int = 4, device: Any = "cpu") -> torch.Tensor:
+    """The fixed target image of the target attacks: a checkerboard of ``period``-pixel squares, (1, C, S, S), on
+    ``device`` (the CPU by default, where the attacks keep their images).
 
     (Mist and PhotoGuard pull latents towards a fixed textured/grey target image.)
 
@@ -131,7 +142,7 @@ def target_pattern(size: int = 16, channels: int = 1, period: int = 4) -> torch.
     size = check_int(size, "size", low=1)
     channels = check_int(channels, "channels", low=1)
     period = check_int(period, "period", low=1)
-    i = torch.arange(size) // period
+    i = torch.arange(size, device=device) // period
     board = ((i[:, None] + i[None, :]) % 2 == 0).float()
     return board.expand(1, channels, size, size).clone()
 
@@ -154,12 +165,12 @@ def advdm(images: Any, vae: nn.Module, denoiser: nn.Module, schedule: NoiseSched
     check_module(denoiser, "denoiser")
     sign = check_option(sign, "sign", (1, -1))
     c = _labels(label, len(x), denoiser)
-    _frozen(vae, denoiser)
 
     def objective(xa: torch.Tensor, g: torch.Generator) -> torch.Tensor:
         return sign * diffusion_loss(denoiser, schedule, _latent_sample(vae, xa, g), c, g)
 
-    return pgd(x, objective, eps=eps, steps=steps, seed=seed, desc=f"AdvDM({'+' if sign > 0 else '-'})")
+    with _frozen_during(vae, denoiser):
+        return pgd(x, objective, eps=eps, steps=steps, seed=seed, desc=f"AdvDM({'+' if sign > 0 else '-'})")
 
 
 def encoder_attack(images: Any, vae: nn.Module, target: Any = None, *, eps: float = 0.1, steps: int = 100,
@@ -178,14 +189,14 @@ def encoder_attack(images: Any, vae: nn.Module, target: Any = None, *, eps: floa
     x = _prep(images, vae)
     ch, size = vae_geometry(vae)
     tgt = target_pattern(size or x.shape[-1], ch) if target is None else as_images(target, "target", channels=ch, size=size)
-    _frozen(vae)
-    with torch.no_grad():
-        mu_t = _posterior(vae, tgt[:1])[0]
 
     def objective(xa: torch.Tensor, g: torch.Generator) -> torch.Tensor:
         return -((_posterior(vae, xa)[0] - mu_t) ** 2).mean()
 
-    return pgd(x, objective, eps=eps, steps=steps, seed=seed, desc="encoder attack")
+    with _frozen_during(vae):
+        with torch.no_grad():
+            mu_t = _posterior(vae, tgt[:1])[0]
+        return pgd(x, objective, eps=eps, steps=steps, seed=seed, desc="encoder attack")
 
 
 def mist(images: Any, vae: nn.Module, denoiser: nn.Module, schedule: NoiseSchedule, *, label: int,
@@ -207,15 +218,15 @@ def mist(images: Any, vae: nn.Module, denoiser: nn.Module, schedule: NoiseSchedu
     tgt = target_pattern(size or x.shape[-1], ch) if target is None else as_images(target, "target", channels=ch, size=size)
     weight = check_positive(weight, "weight", allow_zero=True)
     c = _labels(label, len(x), denoiser)
-    _frozen(vae, denoiser)
-    with torch.no_grad():
-        mu_t = _posterior(vae, tgt[:1])[0]
 
     def objective(xa: torch.Tensor, g: torch.Generator) -> torch.Tensor:
         sem = diffusion_loss(denoiser, schedule, _latent_sample(vae, xa, g), c, g)
         return sem - weight * ((_posterior(vae, xa)[0] - mu_t) ** 2).mean()
 
-    return pgd(x, objective, eps=eps, steps=steps, seed=seed, desc="Mist")
+    with _frozen_during(vae, denoiser):
+        with torch.no_grad():
+            mu_t = _posterior(vae, tgt[:1])[0]
+        return pgd(x, objective, eps=eps, steps=steps, seed=seed, desc="Mist")
 
 
 def sds(images: Any, vae: nn.Module, denoiser: nn.Module, schedule: NoiseSchedule, *, label: int,
@@ -236,18 +247,18 @@ def sds(images: Any, vae: nn.Module, denoiser: nn.Module, schedule: NoiseSchedul
     check_module(denoiser, "denoiser")
     sign = check_option(sign, "sign", (1, -1))
     c = _labels(label, len(x), denoiser)
-    _frozen(vae, denoiser)
 
     def objective(xa: torch.Tensor, g: torch.Generator) -> torch.Tensor:
         z = _latent_sample(vae, xa, g)
-        t = torch.randint(schedule.timesteps, (len(z),), generator=g)
-        e = torch.randn(z.shape, generator=g)
+        t = torch.randint(schedule.timesteps, (len(z),), generator=g, device=g.device).to(z.device)
+        e = randn_like(z, g)
         zt = schedule.add_noise(z, e, t)
         with torch.no_grad():
             resid = denoiser(zt, t, c) - e
         return sign * (resid * zt).sum() / zt.numel()
 
-    return pgd(x, objective, eps=eps, steps=steps, seed=seed, desc=f"SDS({'+' if sign > 0 else '-'})")
+    with _frozen_during(vae, denoiser):
+        return pgd(x, objective, eps=eps, steps=steps, seed=seed, desc=f"SDS({'+' if sign > 0 else '-'})")
 
 
 def aspl(images: Any, vae: nn.Module, denoiser: nn.Module, schedule: NoiseSchedule, *, label: int,
@@ -275,7 +286,12 @@ def aspl(images: Any, vae: nn.Module, denoiser: nn.Module, schedule: NoiseSchedu
     lr = check_positive(lr, "lr")
     seed = check_int(seed, "seed", low=0)
     c = _labels(label, len(x), denoiser)
-    _frozen(vae)
+    with _frozen_during(vae):
+        return _aspl_rounds(x, vae, denoiser, schedule, c, eps, rounds, surrogate_steps, pgd_steps, lr, seed)
+
+
+def _aspl_rounds(x: torch.Tensor, vae: nn.Module, denoiser: nn.Module, schedule: NoiseSchedule, c: torch.Tensor,
+                 eps: float, rounds: int, surrogate_steps: int, pgd_steps: int, lr: float, seed: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
     surrogate = copy.deepcopy(denoiser)
 

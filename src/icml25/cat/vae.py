@@ -151,8 +151,10 @@ class TinyVAE(nn.Module):
                 generator: torch.Generator | None = None) -> torch.Tensor:
         """Reconstruction D(z) with z the posterior mean (``sample=False``) or a posterior sample."""
         mu, logvar = self.encode(x)
-        z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=generator) if sample else mu
-        return self.decode(z)
+        if sample:
+            gdev = generator.device if generator is not None else mu.device
+            mu = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=generator, device=gdev).to(mu.device)
+        return self.decode(mu)
 
 
 def train_vae(vae: TinyVAE, images: Any, *, steps: int = 1500, batch_size: int = 64, lr: float = 2e-3,
@@ -187,14 +189,15 @@ def train_vae(vae: TinyVAE, images: Any, *, steps: int = 1500, batch_size: int =
     kl_weight = check_positive(kl_weight, "kl_weight", allow_zero=True)
     seed = check_int(seed, "seed", low=0)
     g = torch.Generator().manual_seed(seed)
+    x = x.to(next(vae.parameters()).device)
     opt = torch.optim.Adam(vae.parameters(), lr=lr)
     losses = []
     vae.train()
     for _ in progress(range(steps), "VAE training"):
-        idx = torch.randint(len(x), (min(batch_size, len(x)),), generator=g)
+        idx = torch.randint(len(x), (min(batch_size, len(x)),), generator=g, device=g.device).to(x.device)
         xb = x[idx]
         mu, logvar = vae.encode(xb)
-        z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=g)
+        z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=g, device=g.device).to(mu.device)
         rec = ((vae.decode(z) - xb) ** 2).mean()
         kl = 0.5 * (mu**2 + logvar.exp() - 1.0 - logvar).mean()
         loss = rec + kl_weight * kl
