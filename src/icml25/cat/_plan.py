@@ -50,9 +50,10 @@ def cat_plan(cfg: Config) -> Plan:
                                 downloads=("CelebA-HQ / VGGFace2 photos of one identity (placed by hand in "
                                            "image_dir)",)),
                     costs=costs,
-                    notes=["not implemented at this scale: the UNet-based protections (AdvDM, Mist, SDS, ASPL, "
-                           "MetaCloak, Glaze), DreamBooth/LoRA customisation of SD, ArcFace/RetinaFace scores: the "
-                           "customisation claims stay not measured"])
+                    notes=["not run at this scale: the UNet-based protections (AdvDM, Mist, SDS, ASPL: in the "
+                           "library through UNetDenoiser, not wired into this preset; MetaCloak, Glaze: not "
+                           "implemented), DreamBooth/LoRA customisation of SD (library: UNetDenoiser + dreambooth), "
+                           "ArcFace/RetinaFace scores (not implemented): the customisation claims stay not measured"])
     n_cells = len(cfg.protections) * len(cfg.etas)
     per_seed_db = (2 * n_cells + 2) * cfg.db_steps if cfg.customise else 0
     where = "2-core CPU, 1 thread, 20-50 steps of the real code timed (thread clock)"

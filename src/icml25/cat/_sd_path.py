@@ -4,8 +4,9 @@ Stable Diffusion autoencoder and face images (``Config.backend = "diffusers"``).
 What runs: the encoder (PhotoGuard-style) protection and uniform noise at each budget on the first ``n_subject``
 images of ``image_dir``, the latent distortion of both under SD's VAE, CAT adapters trained on the protected images,
 and the same protection on the next ``n_subject`` (held-out) images to measure the adapted autoencoder there. What does
-not run (not implemented): the UNet-based protections (AdvDM, Mist, SDS, ASPL, MetaCloak, Glaze), DreamBooth/LoRA
-customisation of the SD UNet, and the ArcFace/RetinaFace/TOPIQ scores.
+not run here: the UNet-based protections (AdvDM, Mist, SDS, ASPL: library functions that take SD's UNet through
+``UNetDenoiser``, not wired into this path; MetaCloak, Glaze: not implemented), DreamBooth/LoRA customisation of the
+SD UNet (likewise), and the ArcFace/RetinaFace/TOPIQ scores (not implemented).
 """
 
 from __future__ import annotations

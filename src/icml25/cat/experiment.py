@@ -18,10 +18,12 @@ from ._figures import figure_distortion, figure_samples
 if TYPE_CHECKING:
     from .reproduce import Config
 
-_SD_CUSTOMISATION_NEEDS = ("DreamBooth/LoRA customisation of the Stable Diffusion 2.1 UNet and text encoder, the "
-                           "UNet-based protections (AdvDM, Mist, SDS, ASPL, MetaCloak, Glaze) and the ArcFace ISM / "
-                           "RetinaFace FDFR scorers are not implemented here (the diffusers backend runs the VAE part "
-                           "only); plus SD 2.1 weights, the protected CelebA-HQ / VGGFace2 sets and a GPU")
+_SD_CUSTOMISATION_NEEDS = ("the paper preset does not run DreamBooth/LoRA customisation of the Stable Diffusion 2.1 "
+                           "UNet and text encoder nor the UNet-based protections (AdvDM, Mist, SDS, ASPL: the library "
+                           "runs them on SD's UNet through UNetDenoiser, tested on tiny random models only; MetaCloak "
+                           "and Glaze are not implemented), and the ArcFace ISM / RetinaFace FDFR scorers are not "
+                           "implemented here (the diffusers backend runs the VAE part only); plus SD 2.1 weights, the "
+                           "protected CelebA-HQ / VGGFace2 sets and a GPU")
 
 
 def _one_seed(seed: int, cfg: Config, stub: bool, protections: tuple[str, ...], etas: tuple[float, ...]

@@ -116,7 +116,7 @@ class Config:
             image_dir="",  # spec §3: CelebA-HQ / VGGFace2 identities (Anti-DreamBooth's sets), given by the user
             resolution=512,  # spec §2: 512 x 512 centre crop
             n_subject=4,  # spec §2: 4-10 photos per subject; Anti-DreamBooth's identity sets hold 4 (+4 held out)
-            protections=("encoder",),  # the PhotoGuard-style encoder attack: the UNet-based ones are not implemented
+            protections=("encoder",),  # the PhotoGuard-style encoder attack: the UNet-based ones are not run here
             etas=(16 / 255,),  # the protections' own budgets were not readable; 16/255, the usual upper budget
             pgd_steps=100,  # spec §6: 100 PGD steps
             cat_rank=128, cat_target="both", cat_steps=10_000, cat_lr=1e-4, cat_batch=4,  # spec §2: released
