@@ -59,10 +59,13 @@ def test_pgd_rejects_bad_budgets(images) -> None:
 
 
 def test_encoder_attack_pulls_latents_towards_the_target(images, tiny_vae) -> None:
-    mu_t = tiny_vae.encode(target_pattern(16))[0]
-    before = ((tiny_vae.encode(images)[0] - mu_t) ** 2).mean()
+    with torch.no_grad():
+        mu_t = tiny_vae.encode(target_pattern(16))[0]
+        before = ((tiny_vae.encode(images)[0] - mu_t) ** 2).mean()
     adv = encoder_attack(images, tiny_vae, eps=0.1, steps=20)
-    after = ((tiny_vae.encode(adv)[0] - mu_t) ** 2).mean()
+    assert all(p.requires_grad for p in tiny_vae.parameters())  # frozen during the attack only
+    with torch.no_grad():
+        after = ((tiny_vae.encode(adv)[0] - mu_t) ** 2).mean()
     assert float(after) < float(before)
 
 
@@ -71,6 +74,7 @@ def test_advdm_signs_move_the_diffusion_loss_apart(images, tiny_vae, tiny_ldm) -
     up = advdm(images, tiny_vae, ldm, sch, label=3, eps=0.1, steps=20)
     down = advdm(images, tiny_vae, ldm, sch, label=3, eps=0.1, steps=20, sign=-1)
 
+    @torch.no_grad()
     def loss(x):  # many (t, eps) draws with a common seed: a low-variance estimate of the expected loss
         z = tiny_vae.scaling_factor * tiny_vae.encode(x)[0].repeat(64, 1, 1, 1)
         g = torch.Generator().manual_seed(5)

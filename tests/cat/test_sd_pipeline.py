@@ -175,6 +175,10 @@ def test_six_protections_on_the_sd_pipeline(sd, name) -> None:
     if name == "encoder":  # PhotoGuard's objective moved: closer to the target's latent than the clean image
         d = latent_distortion(sd["vae"], x, adv)
         assert d["rel_l2"] > latent_distortion(sd["vae"], x, random_noise(x, 1e-3))["rel_l2"]
+        wide = torch.rand(1, 3, 16, 32)  # AutoencoderKL takes any size divisible by its factor, so do the attacks
+        assert encoder_attack(wide, sd["vae"], eps=eps, steps=1).shape == wide.shape
+        with pytest.raises(ValueError, match="height and width"):
+            encoder_attack(wide, sd["vae"], target=torch.rand(1, 3, 16, 16), steps=1)
 
 
 def test_dreambooth_on_cat_latents_tunes_unet_and_text_encoder(sd) -> None:

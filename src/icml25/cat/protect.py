@@ -147,6 +147,17 @@ def target_pattern(size: int = 16, channels: int = 1, period: int = 4, device: A
     return board.expand(1, channels, size, size).clone()
 
 
+def _target(target: Any, x: torch.Tensor, channels: int, size: int | None) -> torch.Tensor:
+    """The target image of the target attacks, (1, C, H, W) like ``x`` (default: :func:`target_pattern`)."""
+    h, w = x.shape[-2:]
+    if target is None:
+        return target_pattern(size or max(h, w), channels)[..., :h, :w]
+    tgt = as_images(target, "target", channels=channels, size=size)
+    if tuple(tgt.shape[-2:]) != (h, w):
+        raise ValueError(f"target must have the images' height and width {(h, w)}, got shape {tuple(tgt.shape)}")
+    return tgt
+
+
 def advdm(images: Any, vae: nn.Module, denoiser: nn.Module, schedule: NoiseSchedule, *, label: int,
           eps: float = 0.1, steps: int = 100, sign: int = 1, seed: int = 0) -> torch.Tensor:
     """AdvDM(+) (``sign=1``: maximise) / AdvDM(-) (``sign=-1``: minimise) the diffusion loss of s * E(x) under class
@@ -188,7 +199,7 @@ def encoder_attack(images: Any, vae: nn.Module, target: Any = None, *, eps: floa
     """
     x = _prep(images, vae)
     ch, size = vae_geometry(vae)
-    tgt = target_pattern(size or x.shape[-1], ch) if target is None else as_images(target, "target", channels=ch, size=size)
+    tgt = _target(target, x, ch, size)
 
     def objective(xa: torch.Tensor, g: torch.Generator) -> torch.Tensor:
         return -((_posterior(vae, xa)[0] - mu_t) ** 2).mean()
@@ -215,7 +226,7 @@ def mist(images: Any, vae: nn.Module, denoiser: nn.Module, schedule: NoiseSchedu
     x = _prep(images, vae)
     check_module(denoiser, "denoiser")
     ch, size = vae_geometry(vae)
-    tgt = target_pattern(size or x.shape[-1], ch) if target is None else as_images(target, "target", channels=ch, size=size)
+    tgt = _target(target, x, ch, size)
     weight = check_positive(weight, "weight", allow_zero=True)
     c = _labels(label, len(x), denoiser)
 
