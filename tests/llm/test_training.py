@@ -109,6 +109,18 @@ def test_length_buckets_draw_neighbours_in_length_and_cover_every_sequence():
     assert len(small) == 5 and set(small.tolist()) <= {0, 1}
 
 
+def test_stop_ends_training_early_with_the_same_losses_so_far():
+    x, y, net = _problem()
+    twin = _problem()[2]
+    twin.load_state_dict(net.state_dict())
+    picks = [np.random.default_rng(s).integers(0, 64, size=16) for s in range(20)]
+    full = train_loop(net, lambda p: torch.nn.functional.mse_loss(net(x[p]), y[p]), iter(picks).__next__, 20, 1e-2,
+                      min_lr_ratio=1.0)
+    short = train_loop(twin, lambda p: torch.nn.functional.mse_loss(twin(x[p]), y[p]), iter(picks).__next__, 20, 1e-2,
+                       min_lr_ratio=1.0, stop=lambda losses: len(losses) == 7)
+    assert short == full[:7] and not twin.training
+
+
 def test_bad_inputs_name_the_argument():
     x, y, net = _problem()
     ok = dict(module=net, batch_loss=lambda p: net(x[p]).sum(), sample=lambda: np.arange(2), steps=1, lr=1e-3)
@@ -116,6 +128,8 @@ def test_bad_inputs_name_the_argument():
         train_loop(**{**ok, "module": "net"})
     with pytest.raises(TypeError, match="sample"):
         train_loop(**{**ok, "sample": 3})
+    with pytest.raises(TypeError, match="stop"):
+        train_loop(**ok, stop=3)
     with pytest.raises(ValueError, match="decay"):
         train_loop(**ok, decay="biases")
     with pytest.raises(ValueError, match="lengths"):

@@ -118,3 +118,78 @@ def test_llm_annotator_batches_and_reads_answers() -> None:
     y = ann.judge([s1, s0] * 5, ["pick up the red key"] * 10)
     assert y.tolist() == [True, False] * 5 and lm.calls == 2 * 3  # 3 batches x (yes, no)
     assert ann.abstraction_code("pick up the red key").startswith("def abstract(state)")
+
+
+class _FewShotScripted:
+    """A fake LanguageModel (not an LLM) reading the query block of a few-shot prompt: ' yes' exactly when the
+    query's state carries the red key; a constant bias towards ' no' (removed by calibration); and continuations of
+    the constrained writer scored by whether they name the object of the prompt's last goal."""
+
+    tokenizer = None
+
+    def logprobs(self, prompts, continuations):
+        out = []
+        for p, c in zip(prompts, continuations):
+            query = p.rsplit("\n\n", 1)[-1]
+            if c in (" yes", " no"):
+                yes = "carrying red key" in query
+                out.append(np.array([(0.0 if yes == (c == " yes") else -3.0) + (-1.0 if c == " yes" else 0.0)]))
+            else:
+                goal = p.rsplit("goal '", 1)[-1].split("'")[0].split()
+                named = len(goal) >= 2 and c.startswith(f'{goal[-2]}", "{goal[-1]}")')  # 'N/A': all equal
+                out.append(np.array([0.0 if named else -4.0]))
+        return out
+
+    def generate(self, prompts, **kw):
+        raise AssertionError("the few-shot judge and the constrained writer never generate")
+
+
+def test_few_shot_judge_scores_label_words_and_calibrates() -> None:
+    from icml25.teduo.annotators import few_shot_judge_prompt, judge_shots, judge_view
+
+    s1 = SymbolicState(2, 2, 0, ("red", "key"), (("blue", "ball", 3, 2),))
+    s0 = SymbolicState(2, 2, 0, None, (("red", "key", 4, 4), ("blue", "ball", 3, 2)))
+    assert judge_view(s0, "go to the red key", "goal") == "red key 2 forward 2 right; ahead object; carrying nothing"
+    shots = judge_shots([s1, s0, s1, s0], ["pick up the red key"] * 4, 2, rng=0)
+    assert sorted(y for _, _, y in shots) == [False, True]
+    prompt = few_shot_judge_prompt(s0, "pick up the red key", shots)
+    assert prompt.count("Achieved:") == 3 and prompt.endswith("Achieved:") and "Achieved: yes" in prompt
+    ann = LLMAnnotator(_FewShotScripted(), batch_size=3, shots=shots, calibrate=True)
+    m = ann.judge_margins([s1, s0] * 2, ["pick up the red key"] * 4)
+    assert ann.bias_ == pytest.approx(-4.0) and m.tolist() == pytest.approx([6.0, 0.0] * 2)  # 2 - (-4), -4 - (-4)
+    assert ann.judge([s1, s0] * 2, ["pick up the red key"] * 4).tolist() == [True, False] * 2
+    with pytest.raises(ValueError, match="view"):
+        LLMAnnotator(_FewShotScripted(), shots=shots, view="abstract")
+
+
+def test_constrained_writer_picks_among_the_vocabulary() -> None:
+    from icml25.teduo import compile_abstraction, template_abstraction_code
+
+    ann = LLMAnnotator(_FewShotScripted(), writer="constrained")
+    (c, t), scores = ann.constrained_target("pick up the purple ball")
+    assert (c, t) == ("purple", "ball") and scores.shape == (18,)
+    code = ann.abstraction_code("pick up the purple ball")
+    assert code == template_abstraction_code("go to the purple ball")
+    s = SymbolicState(2, 2, 0, None, (("purple", "ball", 4, 2),))
+    assert compile_abstraction(code, "pick up the purple ball", [s])(s) == ((2, 0), False, False, False)
+
+
+def test_llm_parts_add_judge_and_writer_claims_per_model(monkeypatch) -> None:
+    import dataclasses
+
+    from icml25.core import Report
+    from icml25.teduo.experiment import goal_split
+    from icml25.teduo.experiment import llm as L
+    from icml25.teduo.reproduce import Config
+
+    monkeypatch.setattr(L, "load_llm", lambda cfg: _FewShotScripted())
+    cfg = dataclasses.replace(Config.quick(), llm="pretrained:a", llm_extra="pretrained:b", llm_judgements=8,
+                              llm_shots=2, llm_abstraction_goals=0)
+    train, held = goal_split()
+    rep = Report(slug="teduo", title="t")
+    assert L.llm_parts(rep, cfg, 0, OfflineDataset.collect(n_episodes=20, seed=0), [], train, held) == (None, None)
+    claims = {c.id: c for c in rep.claims}
+    assert sorted(claims) == ["L1a", "L1b", "L2a", "L2b"]
+    assert claims["L2a"].held and claims["L2b"].held  # the scripted writer names the goal's object
+    rows = rep.tables[next(k for k in rep.tables if k.startswith("LLM judge competence"))]
+    assert len(rows) == 2 * 2 * 2 and {r["view"] for r in rows} == {"raw", "goal"}

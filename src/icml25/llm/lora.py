@@ -382,7 +382,7 @@ def finetune(model: Any, data: Sequence[Any], *, steps: int = 100, lr: float = 2
              eos: bool | int = True, pad_id: int | None = None, max_length: int | None = None,
              sampler: str = "buckets", warmup: int = 0, min_lr_ratio: float = 0.1, weight_decay: float = 0.0,
              grad_clip: float = 1.0, seed: int = 0, progress: bool = False,
-             desc: str = "LoRA fine-tuning") -> FineTuned:
+             desc: str = "LoRA fine-tuning", stop: Any = None) -> FineTuned:
     """LoRA fine-tuning of a causal LM on (prompt, answer) pairs with the loss on the answer tokens only.
 
     Attaches a LoRA adapter (:func:`attach_lora`, or trains the existing adapter ``adapter`` of a peft model) and
@@ -428,6 +428,8 @@ def finetune(model: Any, data: Sequence[Any], *, steps: int = 100, lr: float = 2
         Show a progress bar labelled ``desc``.
     desc : str
         Label of the progress bar.
+    stop : callable, optional
+        ``stop(losses) -> bool`` after every step; True ends training early (:func:`train_loop`).
 
     Returns
     -------
@@ -495,5 +497,5 @@ def finetune(model: Any, data: Sequence[Any], *, steps: int = 100, lr: float = 2
 
     losses = train_loop(_Adapter(net, params), batch_loss, draw, steps, lr, warmup=warmup, min_lr_ratio=min_lr_ratio,
                         weight_decay=weight_decay, decay="all", grad_clip=grad_clip, torch_seed=torch_seed,
-                        progress=progress, desc=desc)
+                        progress=progress, desc=desc, stop=stop)
     return FineTuned(net, adapter, losses, tokens[0])

@@ -27,7 +27,8 @@ DECAY = ("matrices", "all")
 def train_loop(module: torch.nn.Module, batch_loss: Callable[[Any], torch.Tensor], sample: Callable[[], Any],
                steps: int, lr: float, *, warmup: int = 0, min_lr_ratio: float = 0.1, weight_decay: float = 0.0,
                decay: str = "matrices", grad_clip: float = 1.0, torch_seed: int = 0, fused: bool = False,
-               progress: bool = False, desc: str = "train") -> list[float]:
+               progress: bool = False, desc: str = "train",
+               stop: Callable[[list[float]], bool] | None = None) -> list[float]:
     """Train ``module`` in place for ``steps`` AdamW steps; returns the loss of every step.
 
     Each step draws a batch ``b = sample()``, sets the learning rate of
@@ -70,6 +71,9 @@ def train_loop(module: torch.nn.Module, batch_loss: Callable[[Any], torch.Tensor
         Show a progress bar labelled ``desc``.
     desc : str
         Label of the progress bar.
+    stop : callable, optional
+        ``stop(losses) -> bool``, called after every step with the losses so far: True ends training early (e.g. a
+        convergence test); the schedule still runs over ``steps``.
 
     Returns
     -------
@@ -78,7 +82,7 @@ def train_loop(module: torch.nn.Module, batch_loss: Callable[[Any], torch.Tensor
     """
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
-    for name, f in (("batch_loss", batch_loss), ("sample", sample)):
+    for name, f in (("batch_loss", batch_loss), ("sample", sample), ("stop", callable if stop is None else stop)):
         if not callable(f):
             raise TypeError(f"{name} must be callable, got {type(f).__name__}")
     steps = check_int(steps, "steps", low=1)
@@ -121,6 +125,8 @@ def train_loop(module: torch.nn.Module, batch_loss: Callable[[Any], torch.Tensor
                     torch.nn.utils.clip_grad_norm_(module.parameters(), grad_clip)
                 opt.step()
                 losses.append(float(loss.detach()))
+                if stop is not None and stop(losses):
+                    break
     finally:
         module.eval()
     return losses

@@ -17,6 +17,9 @@ __all__ = ["teduo_plan"]
 #: per training step and evaluated episode, MLP per step) and the README's benchmark (SmolLM2: 0.48 judged pairs/s,
 #: LoRA 27 training tokens/s)
 _MEASURED = "2-core CPU under load, one thread, 2026-12-03 (timing snippets of the real code; README benchmark)"
+#: the few-shot judge and the constrained writer (issue 48): SmolLM2, 100 balanced pairs with 8 shots in 110 s (raw view
+#: 83 s, goal view 27 s), 28 goals written in 93 s, one thread under load
+_JUDGE = "2-core CPU under load, one thread, 2026-12-03 (issue 48 probe: SmolLM2 few-shot judge and writer)"
 _GPU_SPEEDUP = 5000.0  # assumed speed of one data-centre GPU over one loaded CPU thread
 
 
@@ -24,6 +27,8 @@ def _llm_scale(spec: str) -> tuple[float, str]:
     """Cost factor of the configured LLM relative to SmolLM2-135M on one CPU thread, and how it was obtained."""
     if spec.endswith("smollm2-135m-instruct"):
         return 1.0, ""
+    if spec.endswith("gemma-3-270m"):
+        return 2.3, "SmolLM2's rate x 2.3 (scoring speed ratio of the pretrained-model speed table)"
     found = re.findall(r"(\d+(?:\.\d+)?)[bB]\b", spec)
     billions = float(found[-1]) if found else 8.0
     ratio = billions * 1e9 / 135e6
@@ -46,9 +51,15 @@ def teduo_plan(cfg: Config) -> Plan:
     gpu = cfg.device != "cpu"
     if cfg.llm:
         f, note = _llm_scale(cfg.llm)
-        costs += [UnitCost(f"{cfg.llm} as judge", "pair", cfg.llm_judgements, f / 0.48, _MEASURED, note),
-                  UnitCost(f"{cfg.llm} writes abstraction code (~200 tokens)", "goal", cfg.llm_abstraction_goals,
-                           200 * 0.05 * f, "the project's pretrained-model speed table (SmolLM2, ~20 tokens/s)", note)]
+        for spec in [cfg.llm] + [m.strip() for m in cfg.llm_extra.split(",") if m.strip()]:
+            fm, mnote = _llm_scale(spec)
+            costs += [UnitCost(f"{spec} as few-shot judge ({cfg.llm_shots} shots; raw and goal views)", "pair",
+                               cfg.llm_judgements, 1.1 * fm, _JUDGE, mnote),
+                      UnitCost(f"{spec} as constrained abstraction writer (18 literals per goal)", "goal", 28,
+                               3.3 * fm, _JUDGE, mnote)]
+        costs.append(UnitCost(f"{cfg.llm} writes abstraction code by free generation (~200 tokens)", "goal",
+                              cfg.llm_abstraction_goals, 200 * 0.05 * f,
+                              "the project's pretrained-model speed table (SmolLM2, ~20 tokens/s)", note))
         if cfg.lora_steps:
             costs.append(UnitCost(f"{cfg.llm} LoRA fine-tuning (~150 tokens per example)", "training token",
                                   cfg.lora_steps * cfg.lora_batch * 150, f / 27, _MEASURED, note))

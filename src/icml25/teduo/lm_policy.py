@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from icml25.core.validation import check_int, check_positive
+from icml25.core.validation import check_int, check_positive, check_probability
 
 from .babyai import ACTIONS, SymbolicState, describe_state, parse_goal
 from .sft import SFTExample
 
-__all__ = ["LoRAPolicy", "policy_messages"]
+__all__ = ["LoRAPolicy", "policy_messages", "loss_converged", "window_means"]
 
 SYSTEM = ("You control an agent in a grid room. Reply with one action: left, right, forward or pickup. "
           "Positions are steps forward and to the left/right of the agent.")
@@ -27,6 +27,37 @@ def policy_messages(state: SymbolicState, goal: str) -> list[dict[str, str]]:
     """Chat messages of one policy query."""
     return [{"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"Goal: {parse_goal(goal).text}. Observation: {describe_state(state)}."}]
+
+
+def window_means(losses: Sequence[float], window: int) -> list[float]:
+    """Mean training loss of consecutive windows of ``window`` steps (the last, partial window dropped).
+
+    Examples
+    --------
+    >>> window_means([4, 2, 3, 1, 9], 2)
+    [3.0, 2.0]
+    """
+    window = check_int(window, "window", low=1)
+    return [float(sum(losses[i:i + window]) / window) for i in range(0, len(losses) - window + 1, window)]
+
+
+def loss_converged(losses: Sequence[float], window: int, tol: float) -> bool:
+    """The convergence test of :class:`LoRAPolicy`: at least two full windows, and the mean loss of the last
+    ``window`` steps has fallen by less than a fraction ``tol`` from the mean of the ``window`` steps before
+    (tested only at window boundaries).
+
+    Examples
+    --------
+    >>> loss_converged([1.0] * 4, 2, 0.05), loss_converged([2.0, 2.0, 1.0, 1.0], 2, 0.05)
+    (True, False)
+    """
+    window = check_int(window, "window", low=1)
+    n = len(losses)
+    if n < 2 * window or n % window:
+        return False
+    last = sum(losses[n - window:]) / window
+    prev = sum(losses[n - 2 * window:n - window]) / window
+    return last >= (1.0 - tol) * prev
 
 
 class _PolicyPairs(Sequence):
@@ -59,12 +90,18 @@ class LoRAPolicy:
     lr : float
         AdamW learning rate (2e-4).
     steps, batch_size : int
-        Optimiser steps and examples per step.
+        Optimiser steps (the most, when ``converge_window`` is set) and examples per step.
     random_state : int
+    converge_window : int
+        0: train ``steps`` steps. > 0: stop early once the training loss has converged (:func:`loss_converged`:
+        the mean loss of the last ``converge_window`` steps fell by less than ``converge_tol`` relative to the
+        window before); ``converged_`` says whether it did within ``steps``.
+    converge_tol : float
+        Relative improvement below which the loss counts as converged.
     """
 
     def __init__(self, model: Any, r: int = 16, alpha: int = 32, lr: float = 2e-4, steps: int = 100,
-                 batch_size: int = 8, random_state: int = 0):
+                 batch_size: int = 8, random_state: int = 0, converge_window: int = 0, converge_tol: float = 0.02):
         if not hasattr(model, "model") or not hasattr(model, "tokenizer"):
             raise TypeError(f"model must be an icml25.llm.HFModel, got {type(model).__name__}")
         self.lm = model
@@ -74,6 +111,9 @@ class LoRAPolicy:
         self.steps = check_int(steps, "steps", low=0)
         self.batch_size = check_int(batch_size, "batch_size", low=1)
         self.random_state = check_int(random_state, "random_state", low=0)
+        self.converge_window = check_int(converge_window, "converge_window", low=0)
+        self.converge_tol = check_probability(converge_tol, "converge_tol")
+        self.converged_: bool | None = None
         tok = model.tokenizer
         self.action_ids = [tok.encode(a, add_special_tokens=False)[0] for a in ACTIONS]
         if len(set(self.action_ids)) != len(ACTIONS):
@@ -89,17 +129,21 @@ class LoRAPolicy:
 
     def fit(self, examples: Sequence[SFTExample], desc: str = "LoRA fine-tuning") -> LoRAPolicy:
         """LoRA SFT on (prompt, action word) pairs, loss on the answer tokens (action word + end of turn), by
-        :func:`icml25.llm.finetune` (uniformly drawn batches, constant learning rate, no clipping)."""
+        :func:`icml25.llm.finetune` (uniformly drawn batches, constant learning rate, no clipping), for ``steps``
+        steps or until the loss has converged (``converge_window``)."""
         from icml25.llm import finetune
 
         if not examples:
             raise ValueError("examples must be a non-empty list of SFTExample (build_sft_dataset)")
         if not self.steps:
             return self
+        w, tol = self.converge_window, self.converge_tol
+        stop = (lambda losses: loss_converged(losses, w, tol)) if w else None
         out = finetune(self.lm, _PolicyPairs(self, examples), steps=self.steps, lr=self.lr, batch_size=self.batch_size,
                        r=self.r, alpha=self.alpha, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"], eos=False,
                        sampler="uniform", min_lr_ratio=1.0, weight_decay=0.01, grad_clip=0.0, seed=self.random_state,
-                       progress=True, desc=desc)
+                       progress=True, desc=desc, stop=stop)
+        self.converged_ = loss_converged(out.losses, w, tol) if w else None
         self.net = out.model
         self.losses_ += out.losses
         self.tokens_trained_ += out.tokens

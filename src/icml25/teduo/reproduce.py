@@ -38,10 +38,14 @@ class Config:
     tinylm_steps: int = 20  # TINYLM training steps (quick: a plumbing run)
     tinylm_eval_rooms: int = 10  # evaluation episodes per cell for TINYLM
     llm: str = ""  # icml25.llm spec of the real LLM (e.g. 'pretrained:smollm2-135m-instruct'); '' = none
-    llm_judgements: int = 64  # (state, goal) pairs judged by the LLM to measure its labelling accuracy
-    llm_abstraction_goals: int = 4  # goals for which the LLM writes abstraction code
+    llm_extra: str = ""  # further model specs (comma separated) measured as judge and abstraction writer (L1, L2)
+    llm_judgements: int = 64  # balanced (state, goal) pairs judged by each LLM to measure its labelling accuracy
+    llm_shots: int = 8  # few-shot demonstrations of the judge (labelled by the environment, disjoint from the pairs)
+    llm_abstraction_goals: int = 4  # goals for which the LLM writes abstraction code by free generation (table)
     lora_steps: int = 0  # LoRA fine-tuning steps of the LLM policy (0 = step 3 with the LLM not run)
     lora_batch: int = 4  # examples per LoRA step
+    lora_converge_window: int = 0  # > 0: stop LoRA once the mean loss of a window of this many steps fell < tol
+    lora_converge_tol: float = 0.02  # relative improvement per window under which the LoRA loss counts as converged
     lora_eval_rooms: int = 10  # evaluation episodes per cell for the LoRA policy
     llm_baseline: bool = False  # also evaluate the LLM out of the box (no fine-tuning) as a policy (claim P1)
     device: str = "cpu"  # torch device of the LLM ("cuda" in the paper preset)
@@ -51,12 +55,14 @@ class Config:
         for name, low in (("n_episodes", 2), ("episode_length", 1), ("max_sweeps", 1), ("gcbc_window", 1),
                           ("eval_rooms", 1), ("horizon", 1), ("n_seeds", 1), ("f2_episodes", 0), ("sft_starts", 1),
                           ("goals_per_start", 1), ("mlp_steps", 0), ("tinylm_steps", 0), ("tinylm_eval_rooms", 1),
-                          ("llm_judgements", 1), ("llm_abstraction_goals", 0), ("lora_steps", 0),
+                          ("llm_judgements", 2), ("llm_shots", 1), ("llm_abstraction_goals", 0), ("lora_steps", 0),
+                          ("lora_converge_window", 0),
                           ("lora_batch", 1), ("lora_eval_rooms", 1), ("threads", 1)):
             check_int(getattr(self, name), name, low=low)
         check_probability(self.label_fraction, "label_fraction", open_low=True)
         check_probability(self.label_noise, "label_noise")
         check_probability(self.gamma, "gamma")
+        check_probability(self.lora_converge_tol, "lora_converge_tol")
         check_positive(self.gamma, "gamma")
         if not isinstance(self.llm, str):
             raise TypeError(f"llm must be a model spec string ('' for none), got {type(self.llm).__name__}")
@@ -64,6 +70,12 @@ class Config:
                          or not self.llm.split(":", 1)[1].strip()):
             raise ValueError(f"llm must be '' or a local model spec hf:<folder> / pretrained:<name> (LoRA needs the "
                              f"weights), got {self.llm!r}")
+        if not isinstance(self.llm_extra, str):
+            raise TypeError(f"llm_extra must be a comma-separated string of model specs, got {self.llm_extra!r}")
+        for m in filter(None, (x.strip() for x in self.llm_extra.split(","))):
+            if ":" not in m or m.split(":", 1)[0].lower() not in ("hf", "pretrained") or not self.llm:
+                raise ValueError(f"llm_extra must list local model specs hf:<folder> / pretrained:<name> and needs "
+                                 f"llm set, got {self.llm_extra!r}")
         if not isinstance(self.llm_baseline, bool):
             raise TypeError(f"llm_baseline must be a bool, got {self.llm_baseline!r}")
         check_device(self.device)
@@ -78,7 +90,12 @@ class Config:
         # --set n_seeds=5 n_episodes=5000 eval_rooms=300 tinylm_steps=3000 tinylm_eval_rooms=100 lora_steps=60 ...
         return cls(n_episodes=2000, eval_rooms=200, n_seeds=1, f2_episodes=600, sft_starts=3000, mlp_steps=3000,
                    tinylm_steps=800, tinylm_eval_rooms=50, llm="pretrained:smollm2-135m-instruct",
-                   llm_judgements=32, llm_abstraction_goals=2, lora_steps=20, lora_batch=4, lora_eval_rooms=10)
+                   # issue 48: both real models as few-shot judge (120 balanced pairs, 8 shots) and constrained
+                   # abstraction writer (claims L1a/b, L2a/b); the LoRA policy stops early if its loss converges
+                   # (windows of 10 steps, < 2 % improvement) but gets at most 40 steps x 4 on the CPU (training to
+                   # convergence needs more than the hour allows: the paper preset)
+                   llm_extra="pretrained:gemma-3-270m", llm_judgements=120, llm_shots=8, llm_abstraction_goals=2,
+                   lora_steps=40, lora_batch=4, lora_converge_window=10, lora_eval_rooms=10)
 
     @classmethod
     def paper(cls) -> Config:
@@ -96,6 +113,8 @@ class Config:
             # LoRA rank / epochs were not retrieved (spec §2.4: r 16, alpha 32, lr 2e-4, 1-3 epochs): one epoch over
             # ~75k D_SFT examples at batch 32
             lora_steps=2400, lora_batch=32, lora_eval_rooms=300,
+            lora_converge_window=100,  # stop once the loss has converged (< 2 % per 100 steps), at most one epoch
+            llm_extra="",  # the paper's one LLM (the full preset's Gemma-3-270M is a second small judge)
             llm_baseline=True)  # Sec. 5: vanilla Llama-3-8B on the same prompts (17 % on training goals)
 
     def plan(self) -> Plan:
