@@ -177,3 +177,25 @@ def test_sd_cores_run_on_meta():
     assert lora and all(gr is not None and gr.device.type == "meta" for gr in lora)
     assert den.unet.conv_in.weight.grad.device.type == "meta"
     assert den.text_encoder.get_input_embeddings().weight.grad.device.type == "meta"
+
+
+def test_paper_scale_path_creates_no_tensor_off_its_device(tmp_path, monkeypatch):
+    """The diffusers backend of the paper preset (encoder attack, noise, CAT, held-out images) on a tiny saved VAE."""
+    import dataclasses
+
+    from icml25.cat import _sd_path
+    from icml25.cat.reproduce import Config
+
+    from .test_paper_preset import _sd_folder
+
+    sd, photos = _sd_folder(tmp_path)
+    cfg = dataclasses.replace(Config.paper(), sd_model=str(sd), image_dir=str(photos), resolution=32, device="cpu",
+                              pgd_steps=2, cat_steps=2, cat_rank=2)
+    vae = _sd_path.load_sd_vae(cfg.sd_model, cfg.device)  # loading itself builds modules on the default device
+    monkeypatch.setattr(_sd_path, "load_sd_vae", lambda model, device: vae)
+    torch.set_default_device(META)
+    try:
+        out = _sd_path.run_sd(cfg, seed=0, stub=False)
+    finally:
+        torch.set_default_device("cpu")
+    assert out["main"] == "encoder" and out["clean_shift"] == out["clean_shift"]

@@ -49,7 +49,8 @@ def subject_sets(cfg: Any) -> tuple[Any, Any]:
     if len(imgs) < 2 * cfg.n_subject:
         raise ValueError(f"image_dir={cfg.image_dir!r} holds {len(imgs)} images; need 2 x n_subject = "
                          f"{2 * cfg.n_subject} (training and held-out)")
-    return torch.as_tensor(imgs[: cfg.n_subject]), torch.as_tensor(imgs[cfg.n_subject: 2 * cfg.n_subject])
+    return (torch.as_tensor(imgs[: cfg.n_subject], device="cpu"),  # images live on the CPU; the VAE moves copies
+            torch.as_tensor(imgs[cfg.n_subject: 2 * cfg.n_subject], device="cpu"))
 
 
 def run_sd(cfg: Any, seed: int, stub: bool) -> dict[str, Any]:

@@ -73,7 +73,8 @@ def add_cat_adapter(vae: nn.Module, rank: int = 8, target: str = "encoder", *, a
     LoraConfig, inject_adapter_in_model = peft.LoraConfig, peft.inject_adapter_in_model
 
     cfg = LoraConfig(r=rank, lora_alpha=alpha, init_lora_weights="gaussian", target_modules=TARGET_PATTERNS[target])
-    inject_adapter_in_model(cfg, vae, adapter_name=adapter_name)
+    with torch.device(module_device(vae)):  # the LoRA weights are created where the VAE's weights are
+        inject_adapter_in_model(cfg, vae, adapter_name=adapter_name)
     for name, p in vae.named_parameters():
         p.requires_grad_("lora_" in name)
     return vae
