@@ -99,3 +99,22 @@ def test_check_device_accepts_torch_device_strings_and_refuses_an_absent_gpu() -
     if not torch.cuda.is_available():
         with pytest.raises(UsageError, match="--set gpu=cpu"):
             check_device("cuda", "gpu", available=True)
+
+
+def test_trusted_tensors_skips_checks_converts_and_restores():
+    from icml25.core.validation import trusted_tensors
+
+    bad = torch.tensor([1.0, float("nan")])
+    with trusted_tensors():
+        assert check_tensor(bad, "x", ndim=3) is bad  # nothing checked inside the block
+        out = check_tensor([1, 2], "w", dtype=torch.float64)  # conversions still happen
+        assert out.dtype == torch.float64 and out.tolist() == [1.0, 2.0]
+        with trusted_tensors():
+            pass
+        assert check_tensor(bad, "x") is bad  # a nested block does not end the outer one
+    with pytest.raises(ValueError, match="x must be finite"):
+        check_tensor(bad, "x")
+    with pytest.raises(ValueError, match="x must be finite"), trusted_tensors():
+        raise ValueError("x must be finite")  # the flag is reset on an exception too
+    with pytest.raises(ValueError, match="x must be finite"):
+        check_tensor(bad, "x")

@@ -20,15 +20,17 @@ ValueError: p must be a probability in [0, 1], got nan
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 __all__ = [
-    "precheck_sklearn_X",
+    "precheck_sklearn_X", "trusted_tensors",
     "check_array", "check_real", "check_positive", "check_probability", "check_int", "check_option",
     "check_prob_vector", "check_stochastic_matrix", "check_same_length", "check_fitted", "NotFittedError",
     "check_tensor", "check_device",
@@ -203,6 +205,24 @@ def check_device(device: Any, name: str = "device", *, available: bool = False) 
     return device
 
 
+_TRUSTED: contextvars.ContextVar[bool] = contextvars.ContextVar("icml25_trusted_tensors", default=False)
+
+
+@contextlib.contextmanager
+def trusted_tensors() -> Iterator[None]:
+    """Inside the block, :func:`check_tensor` only converts (``dtype=torch.<dtype>``) and checks nothing.
+
+    For a library's own inner loops (a training step called thousands of times on tensors the library built), where
+    the value checks (a pass over the data and a device sync each) cost more than the step's arithmetic; the public
+    entry points still check what a user passes. Results are unchanged for valid input.
+    """
+    token = _TRUSTED.set(True)
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
+
+
 def check_tensor(x: Any, name: str, *, ndim: int | Sequence[int] | None = None,
                  shape: Sequence[Any] | None = None, dtype: Any = None, finite: bool = True, device: Any = None,
                  min_size: int = 1, low: float | None = None, high: float | None = None,
@@ -265,6 +285,10 @@ def check_tensor(x: Any, name: str, *, ndim: int | Sequence[int] | None = None,
 
     torch = require("torch", extra="torch")
     convert_to = dtype if isinstance(dtype, torch.dtype) else None
+    if _TRUSTED.get():
+        if convert_to is None:
+            return x
+        return x.to(convert_to) if isinstance(x, torch.Tensor) else torch.as_tensor(x, dtype=convert_to)
     if dtype is not None and convert_to is None and dtype not in _TENSOR_KINDS:
         raise ValueError(f"check_tensor: dtype must be a torch.dtype or one of {sorted(_TENSOR_KINDS)}, got {dtype!r}")
     if not isinstance(x, torch.Tensor):
