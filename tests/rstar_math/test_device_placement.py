@@ -26,7 +26,7 @@ def lm():
 def test_ppm_forward_pair_loss_backward_on_meta(lm):
     ppm = PPMModel.from_policy(lm).to(META)
     x, lens = ppm.encode(["1+1=", "1+1="], ["2", "3"])
-    x, lens = x.to(META), lens.to(META)
+    assert x.device.type == "meta" and lens.device.type == "meta"  # encode puts the ids on the model's device
     h = ppm(x, lens)
     assert h.device.type == "meta" and h.shape == (2,)
     loss = -F.logsigmoid(h[:1] - h[1:]).mean()  # Eq. 4, as ppm_pair_loss(weighting="paper")
@@ -44,3 +44,20 @@ def test_policy_trunk_and_logits_on_meta(lm):
     loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), torch.zeros(21, dtype=torch.long, device=META))
     loss.backward()
     assert module.lm_head.weight.grad.device.type == "meta"
+
+
+def test_train_ppm_creates_no_tensor_off_the_model_device(lm):
+    """On the CPU with ``meta`` as torch's default device: a tensor built without the model's device fails."""
+    from icml25.rstar_math.models.process_preference_model import pair_accuracy, train_ppm
+    from icml25.rstar_math.pipeline.extraction import PairRecord
+
+    ppm = PPMModel.from_policy(lm)
+    pairs = [PairRecord(prompt="1+1=", pos="2", neg="3", pos_count=2, neg_count=1, margin=1.0),
+             PairRecord(prompt="2+2=", pos="4", neg="5", pos_count=2, neg_count=1, margin=1.0)]
+    torch.set_default_device(META)
+    try:
+        losses = train_ppm(ppm, pairs, steps=2, batch_size=2, lr=1e-3, warmup=1)
+        acc = pair_accuracy(ppm, pairs)
+    finally:
+        torch.set_default_device("cpu")
+    assert len(losses) == 2 and all(abs(v) < 10 for v in losses) and 0.0 <= acc <= 1.0

@@ -69,11 +69,12 @@ class PPMModel(nn.Module):
     def forward(self, idx: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """Raw scores ``h``, shape ``(B,)``, of right-padded ids ``(B, T)`` with true ``lengths`` ``(B,)``."""
         hidden = trunk_hidden(self.trunk, idx)
-        last = hidden[torch.arange(idx.shape[0]), lengths - 1]
+        last = hidden[torch.arange(idx.shape[0], device=hidden.device), lengths.to(hidden.device) - 1]
         return self.summary(self.dropout(last)).squeeze(-1)
 
     def encode(self, prefixes: Sequence[str], steps: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Right-padded ids of ``<eot> prefix step`` and their lengths (left-truncated to ``block_size``)."""
+        """Right-padded ids of ``<eot> prefix step`` and their lengths (left-truncated to ``block_size``), on the
+        model's device."""
         if len(prefixes) != len(steps):
             raise ValueError(f"prefixes and steps must have the same length, got {len(prefixes)} and {len(steps)}")
         tok = self.tokenizer
@@ -82,10 +83,12 @@ class PPMModel(nn.Module):
             ids = [tok.eot_id, *tok.encode(p + s)]
             seqs.append(ids[-self.block_size:])
         L = max(len(s) for s in seqs)
-        x = torch.full((len(seqs), L), tok.pad_id, dtype=torch.long)
+        x = np.full((len(seqs), L), tok.pad_id, dtype=np.int64)
         for r, s in enumerate(seqs):
-            x[r, :len(s)] = torch.tensor(s)
-        return x, torch.tensor([len(s) for s in seqs])
+            x[r, :len(s)] = s
+        device = next(self.parameters()).device
+        return (torch.from_numpy(x).to(device),
+                torch.from_numpy(np.array([len(s) for s in seqs], dtype=np.int64)).to(device))
 
     @torch.no_grad()
     def raw_scores(self, prefixes: Sequence[str], steps: Sequence[str], chunk: int = 64,
