@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import DataNotFoundError
@@ -48,7 +49,8 @@ def _sha256(path: Path) -> str:
 
 
 def resolve_data(slug: str, filename: str, path: str | Path | None = None, url: str | None = None,
-                 allow_download: bool | None = None, sha256: str | None = None, timeout: float = 30.0) -> Path:
+                 allow_download: bool | None = None, sha256: str | None = None, timeout: float = 30.0,
+                 convert: Callable[[Path, Path], None] | None = None) -> Path:
     """Locate the data file ``filename`` of paper ``slug``.
 
     Order: ``path`` given by the user (must exist), the cache, the shipped copy, then a download from ``url``
@@ -67,7 +69,11 @@ def resolve_data(slug: str, filename: str, path: str | Path | None = None, url: 
     allow_download : bool, optional
         Overrides the process-wide setting.
     sha256 : str, optional
-        Expected checksum of a downloaded file.
+        Expected checksum of a downloaded file (as downloaded, before ``convert``).
+    convert : callable, optional
+        ``convert(downloaded, out)`` writes the downloaded file in the layout of the shipped copy to ``out`` (for a
+        canonical source whose format differs, e.g. no header row); raise ``ValueError`` when it is not the
+        expected file. Without it the download is cached as it is.
 
     Raises
     ------
@@ -96,6 +102,17 @@ def resolve_data(slug: str, filename: str, path: str | Path | None = None, url: 
                 shutil.copyfileobj(resp, f)
             if sha256 and _sha256(Path(tmp)) != sha256:
                 raise DataNotFoundError(f"download of {url} has the wrong checksum; the file was discarded")
+            if convert is not None:
+                fd, raw = tempfile.mkstemp(dir=cached.parent, prefix=".raw-")
+                os.close(fd)
+                try:
+                    os.replace(tmp, raw)
+                    convert(Path(raw), Path(tmp))
+                except ValueError as exc:
+                    raise DataNotFoundError(f"the file downloaded from {url} is not the expected {filename!r} "
+                                            f"({exc}); it was discarded") from exc
+                finally:
+                    os.unlink(raw)
             os.replace(tmp, cached)
         except OSError as exc:
             raise DataNotFoundError(f"could not download {filename!r} from {url}: {exc}") from exc

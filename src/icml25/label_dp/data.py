@@ -18,6 +18,44 @@ PIMA_URL = "https://raw.githubusercontent.com/jbrownlee/Datasets/master/pima-ind
 ADULT_ROWS = 30162
 
 
+#: columns of the shipped Adult copy, in the order of UCI's ``adult.data`` (which has no header row)
+ADULT_COLUMNS = ("age", "type_employer", "fnlwgt", "education", "education_num", "marital", "occupation",
+                 "relationship", "race", "sex", "capital_gain", "capital_loss", "hr_per_week", "country", "income")
+#: columns of the shipped Pima copy, in the order of the header-less CSV at :data:`PIMA_URL`
+PIMA_COLUMNS = ("Pregnancies", "Glucose", "BloodPressure", "SkinThickness", "Insulin", "BMI",
+                "DiabetesPedigreeFunction", "Age", "Outcome")
+
+
+def _headerless_to_csv(raw: Path, out: Path, columns: tuple[str, ...], drop_missing: bool) -> None:
+    """Write the header-less comma-separated ``raw`` to ``out`` with a header row, fields stripped, blank lines (and,
+    with ``drop_missing``, rows with a ``?`` field) dropped; ``ValueError`` when a row has another field count."""
+    lines = []
+    for no, line in enumerate(raw.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        fields = [f.strip() for f in line.split(",")]
+        if fields == [""]:
+            continue
+        if len(fields) != len(columns):
+            raise ValueError(f"line {no} has {len(fields)} fields, expected {len(columns)}")
+        if drop_missing and "?" in fields:
+            continue
+        lines.append(",".join(fields))
+    if not lines:
+        raise ValueError("no data rows")
+    out.write_text(",".join(columns) + "\n" + "\n".join(lines) + "\n", encoding="utf-8")
+
+
+def adult_from_uci(raw: Path, out: Path) -> None:
+    """UCI's ``adult.data`` (no header, ``", "``-separated, ``?`` for missing) as the shipped ``adult.csv``: a header
+    row (:data:`ADULT_COLUMNS`) and the complete rows only (30,162 of the 32,561 training rows)."""
+    _headerless_to_csv(Path(raw), Path(out), ADULT_COLUMNS, drop_missing=True)
+
+
+def pima_from_raw(raw: Path, out: Path) -> None:
+    """The header-less Pima CSV at :data:`PIMA_URL` as the shipped ``pima_diabetes.csv`` (header row
+    :data:`PIMA_COLUMNS`, all 768 rows)."""
+    _headerless_to_csv(Path(raw), Path(out), PIMA_COLUMNS, drop_missing=False)
+
+
 def _standardise(A: np.ndarray) -> np.ndarray:
     return (A - A.mean(0)) / A.std(0)
 
@@ -58,7 +96,7 @@ def load_adult(path: str | Path | None = None, standardise: bool = True) -> tupl
     what = "adult.csv with a header row and columns age, education_num, hr_per_week, sex, income (data/SOURCE.md)"
     if path is not None and Path(path).is_dir():
         check_file(path, what)
-    p = resolve_data("label_dp", "adult.csv", path=path, url=ADULT_URL)
+    p = resolve_data("label_dp", "adult.csv", path=path, url=ADULT_URL, convert=adult_from_uci)
     rows = _read_csv(p, what, ("age", "education_num", "hr_per_week", "sex", "income"))
     cont = _numbers(rows, ["age", "education_num", "hr_per_week"], p)
     male = np.array([1.0 if r["sex"].strip() == "Male" else 0.0 for _, r in rows])
@@ -81,7 +119,7 @@ def load_pima(path: str | Path | None = None, standardise: bool = True,
     what = f"pima_diabetes.csv with a header row and columns {', '.join(columns)}, Outcome (0/1)"
     if path is not None and Path(path).is_dir():
         check_file(path, what)
-    p = resolve_data("label_dp", "pima_diabetes.csv", path=path, url=PIMA_URL)
+    p = resolve_data("label_dp", "pima_diabetes.csv", path=path, url=PIMA_URL, convert=pima_from_raw)
     rows = _read_csv(p, what, (*columns, "Outcome"))
     A = _numbers(rows, columns, p)
     y = _numbers(rows, ["Outcome"], p)[:, 0]
