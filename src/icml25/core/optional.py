@@ -20,6 +20,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "plot": ("matplotlib",),
     "models": ("gguf", "accelerate"),
     "diffusers": ("diffusers", "peft"),
+    "forecast": ("neuralforecast",),
 }
 
 
