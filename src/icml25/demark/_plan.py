@@ -22,6 +22,8 @@ def _model_probe_seconds(spec: str) -> tuple[float, str]:
     """Seconds per probe query of a real model and how it was obtained."""
     if spec.endswith("smollm2-135m-instruct"):
         return 1 / 1.32, ""
+    if spec.endswith("gemma-3-270m"):  # CPU: 1.8x SmolLM2's per-probe time in the same-day lever runs (issue 48)
+        return 1.8 / 1.32, "SmolLM2's CPU rate x 1.8 (benchmarks/demark/chooser_levers.py runs, 2026-12-03)"
     found = re.findall(r"(\d+(?:\.\d+)?)[bB]\b", spec)
     billions = float(found[-1]) if found else 8.0
     ratio = billions * 1e9 / 135e6
