@@ -167,6 +167,8 @@ CASES = [
                  .ByteTokenizer()),
     BadInputCase("load_tokenizer", lambda: {"path": str(Path(_saved_tiny()) / "tokenizer.json")}, {"path": TEXT}),
     BadInputCase("load_model", lambda: {"spec": f"tiny:{_saved_tiny()}"}, {"spec": TEXT}),
+    BadInputCase("load_configured_model", lambda: {"spec": f"tiny:{_saved_tiny()}", "field": "model",
+                                                   "paper": "demo"}, {"spec": TEXT}),
     BadInputCase("sample_shared_prefix", lambda: {"lm": _tiny(), "prompts": ["ab", "c"], "n": 2, "temperature": 1.0,
                                                   "max_tokens": 4, "stop_ids": [1], "seed": 0},
                  {"n": SIZE, "temperature": REAL, "max_tokens": SIZE}),

@@ -11,7 +11,8 @@ from typing import Any
 from .base import Generation, LanguageModel, Tokenizer, truncate_at_stop, validate_prompts
 
 __all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "TinyGPT", "TinyGPTConfig",
-           "CharTokenizer", "ByteTokenizer", "WordTokenizer", "HFModel", "OpenAIServer", "load_model", "validate_prompts",
+           "CharTokenizer", "ByteTokenizer", "WordTokenizer", "HFModel", "OpenAIServer", "load_model", "load_configured_model",
+           "validate_prompts",
            "TinyGPTModule", "OpenAIServerError", "load_tokenizer", "save_random_gpt2", "pretrained_path",
            "load_encoder", "known_models", "sample_shared_prefix", "prefix_hidden_states", "train_loop",
            "LengthBuckets", "expand", "NextTokenLogprobs", "finetune", "FineTuned", "attach_lora", "lora_parameters",
@@ -27,6 +28,7 @@ _LAZY = {
     "save_random_gpt2": ("icml25.llm.hf", "save_random_gpt2"),
     "OpenAIServer": ("icml25.llm.openai_server", "OpenAIServer"),
     "load_model": ("icml25.llm.loading", "load_model"),
+    "load_configured_model": ("icml25.llm.loading", "load_configured_model"),
     "TinyGPTModule": ("icml25.llm.tiny_module", "TinyGPTModule"),
     "OpenAIServerError": ("icml25.llm.openai_server", "OpenAIServerError"),
     "load_tokenizer": ("icml25.llm.tokenizers", "load_tokenizer"),
