@@ -186,3 +186,20 @@ def AnswerSlice(out, a: int, b: int):  # noqa: N802 - reads like a constructor i
     from icml25.croq import AnswerOutput
 
     return AnswerOutput(out.letter_logits[a:b], out.hidden[a:b])
+
+
+def test_knowledge_sets_have_300_questions_with_true_answers() -> None:
+    from icml25.croq.data import KNOWLEDGE_SETS, load_country_facts
+
+    facts = {r["country"]: r for r in load_country_facts()}
+    key = {"country->capital": "capital", "capital->country": "country", "country->continent": "continent",
+           "capital->continent": "continent", "country->demonym": "demonym", "demonym->country": "country",
+           "country->name_fr": "name_fr", "country->name_es": "name_es"}
+    for ds in KNOWLEDGE_SETS:
+        qs = build_mcq(ds, 4, seed=0)
+        assert len(qs) >= 300, ds
+        for q in qs:
+            assert q.options[q.answer] == facts[q.meta["country"]][key[q.meta["direction"]]]
+            assert len({o.lower() for o in q.options}) == 4
+    assert all(q.options[q.answer] != q.meta["country"] for q in build_mcq("translations", 4, seed=0))
+

@@ -35,9 +35,11 @@ from icml25.core.files import (
 from .mcq import LETTERS, MCQ
 
 __all__ = ["build_mcq", "load_mmlu_redux", "load_truthfulqa", "load_toolalpaca", "load_countries",
-           "SHIPPED_MMLU_SUBJECTS", "ALL_MMLU_SUBJECTS", "DATASETS"]
+           "load_country_facts", "SHIPPED_MMLU_SUBJECTS", "ALL_MMLU_SUBJECTS", "DATASETS", "KNOWLEDGE_SETS"]
 
-DATASETS = ("mmlu", "truthfulqa", "toolalpaca", "countries")
+#: factual MCQ sets built from the shipped countryinfo table (not in the paper; knowledge small models have)
+KNOWLEDGE_SETS = ("capitals", "continents", "demonyms", "translations")
+DATASETS = ("mmlu", "truthfulqa", "toolalpaca", "countries", *KNOWLEDGE_SETS)
 _URL = "https://raw.githubusercontent.com/"
 #: the upstream commits of the shipped copies (data/SOURCE.md), so that a download is the file hashed in SHA256
 _MMLU_REDUX = "aryopg/mmlu-redux/4563cfa79b659d76716e5b6019f46bba85fa02db/"
@@ -241,6 +243,63 @@ def load_countries(path: str | Path | None = None) -> list[dict]:
     return rows
 
 
+_FACT_KEYS = ("country", "capital", "continent", "demonym", "name_fr", "name_es")
+
+
+def load_country_facts(path: str | Path | None = None) -> list[dict]:
+    """Read the shipped country-facts table (235 countries from the ``countryinfo`` package, MIT): one dict per
+    country with non-empty ``country``, ``capital``, ``continent``, ``demonym``, ``name_fr`` and ``name_es``."""
+    what = "a JSON-lines table with country, capital, continent, demonym, name_fr and name_es strings"
+    p = resolve_data("croq", "knowledge/countries_facts.jsonl", path=_user_file(path, what))
+    rows = []
+    for line, r in read_jsonl(p, what, required=_FACT_KEYS, encodings=_ENCODINGS):
+        if not all(isinstance(r.get(k), str) and r[k].strip() for k in _FACT_KEYS):
+            raise FileFormatError(f"{p}:{line}: country-facts row lacks one of {_FACT_KEYS} ({snippet(r)})")
+        rows.append(r)
+    return rows
+
+
+def _knowledge_items(dataset: str, rows: list[dict]) -> list[tuple[str, str, list[str], list[str], dict]]:
+    """(question, correct, near distractors, far distractors, meta) of a factual set; near = same continent (or,
+    for continents, every other continent)."""
+    items = []
+    conts = sorted({r["continent"] for r in rows})
+    n_dem: dict[str, int] = {}
+    for r in rows:
+        n_dem[r["demonym"].lower()] = n_dem.get(r["demonym"].lower(), 0) + 1
+    for r in rows:
+        same = [o for o in rows if o["continent"] == r["continent"] and o is not r]
+        other = [o for o in rows if o["continent"] != r["continent"]]
+        meta = {"country": r["country"], "continent": r["continent"]}
+        if dataset == "capitals":
+            items.append((f"What is the capital of {r['country']}?", r["capital"], [o["capital"] for o in same],
+                          [o["capital"] for o in other], {**meta, "direction": "country->capital"}))
+            items.append((f"{r['capital']} is the capital of which country?", r["country"],
+                          [o["country"] for o in same], [o["country"] for o in other],
+                          {**meta, "direction": "capital->country"}))
+        elif dataset == "continents":
+            wrong = [c for c in conts if c != r["continent"]]
+            items.append((f"On which continent is {r['country']}?", r["continent"], wrong, [],
+                          {**meta, "direction": "country->continent"}))
+            items.append((f"On which continent is the city of {r['capital']}?", r["continent"], wrong, [],
+                          {**meta, "direction": "capital->continent"}))
+        elif dataset == "demonyms":
+            if n_dem[r["demonym"].lower()] > 1:  # shared demonym ("American"): the question would be ambiguous
+                continue
+            items.append((f"What is a person from {r['country']} called?", r["demonym"],
+                          [o["demonym"] for o in same], [o["demonym"] for o in other],
+                          {**meta, "direction": "country->demonym"}))
+            items.append((f"Which country are the {r['demonym']} people from?", r["country"],
+                          [o["country"] for o in same], [o["country"] for o in other],
+                          {**meta, "direction": "demonym->country"}))
+        else:  # translations: only names that differ from the English one (copying is not knowledge)
+            for key, lang in (("name_fr", "French"), ("name_es", "Spanish")):
+                if r[key].lower() != r["country"].lower():
+                    items.append((f"What is the {lang} name of {r['country']}?", r[key], [o[key] for o in same],
+                                  [o[key] for o in other], {**meta, "direction": f"country->{key}"}))
+    return items
+
+
 def _add_unique(options: list[str], pool: list[str], n_options: int, rng: np.random.Generator) -> list[str]:
     seen = {o.strip().lower() for o in options}
     for j in rng.permutation(len(pool)):
@@ -269,7 +328,11 @@ def build_mcq(dataset: str, n_options: int = 4, seed: int = 0, path: str | Path 
 
     Parameters
     ----------
-    dataset : {"mmlu", "truthfulqa", "toolalpaca", "countries"}
+    dataset : {"mmlu", "truthfulqa", "toolalpaca", "countries", "capitals", "continents", "demonyms", "translations"}
+        The last four are factual sets from the shipped countryinfo table (:data:`KNOWLEDGE_SETS`; not in the
+        paper): capitals (country <-> capital, 470 questions), continents (country or capital -> continent, 470,
+        at most 5 options), demonyms (country <-> demonym, 426), translations (French / Spanish country names
+        that differ from the English one, 313).
     n_options : int
         Options per question, 2..15 (the paper uses 4, 10 and 15).
     seed : int
@@ -314,6 +377,13 @@ def build_mcq(dataset: str, n_options: int = 4, seed: int = 0, path: str | Path 
             opts = _add_unique([r["best"]], r["incorrect"], n_options, rng)
             opts = _add_unique(opts, by_cat[r["category"]], n_options, rng)
             q = _finish(r["question"], r["best"], opts, n_options, rng, {"category": r["category"]})
+            if q is not None:
+                out.append(q)
+    elif dataset in KNOWLEDGE_SETS:
+        for question, correct, near, far, meta in _knowledge_items(dataset, load_country_facts(path)):
+            opts = _add_unique([correct], near, n_options, rng)
+            opts = _add_unique(opts, far, n_options, rng)
+            q = _finish(question, correct, opts, n_options, rng, meta)
             if q is not None:
                 out.append(q)
     elif dataset == "countries":

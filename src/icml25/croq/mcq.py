@@ -86,7 +86,7 @@ def render_prompt(mcq: MCQ, template: str = DEFAULT_TEMPLATE, option_format: str
     template : str
         Format string with ``{question}`` and ``{options}`` fields.
     option_format : str
-        Format of one option with ``{letter}`` and ``{text}``.
+        Format of one option with ``{text}`` and (usually) ``{letter}``.
     separator : str
         String joining the rendered options.
 
@@ -101,8 +101,8 @@ def render_prompt(mcq: MCQ, template: str = DEFAULT_TEMPLATE, option_format: str
             raise TypeError(f"{name} must be a string, got {type(val).__name__}")
     if "{options}" not in template:
         raise ValueError(f"template must contain the {{options}} field, got {template!r}")
-    if "{letter}" not in option_format or "{text}" not in option_format:
-        raise ValueError(f"option_format must contain {{letter}} and {{text}}, got {option_format!r}")
+    if "{text}" not in option_format:
+        raise ValueError(f"option_format must contain {{text}} (and usually {{letter}}), got {option_format!r}")
     opts = separator.join(option_format.format(letter=LETTERS[i], text=t) for i, t in enumerate(mcq.options))
     return template.format(question=mcq.question, options=opts)
 
