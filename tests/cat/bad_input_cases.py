@@ -58,6 +58,43 @@ def _clf():
 
 
 @functools.cache
+def _sd_parts():
+    """A tiny random diffusers UNet2DConditionModel, CLIP text encoder and tokenizer (the real architectures)."""
+    import json
+
+    from diffusers import UNet2DConditionModel
+    from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer
+
+    _torch().manual_seed(0)
+    unet = UNet2DConditionModel(sample_size=8, in_channels=4, out_channels=4, block_out_channels=(8, 16),
+                                layers_per_block=1, down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+                                up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"), cross_attention_dim=16,
+                                attention_head_dim=4, norm_num_groups=4).eval()
+    d = tempfile.mkdtemp(prefix="icml25-cat-tok-")
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocab = {"<|startoftext|>": 0, "<|endoftext|>": 1, **{c: 2 + i for i, c in enumerate(letters)},
+             **{c + "</w>": 28 + i for i, c in enumerate(letters)}}
+    with open(f"{d}/vocab.json", "w") as f:
+        json.dump(vocab, f)
+    with open(f"{d}/merges.txt", "w") as f:
+        f.write("#version: 0.2\n")
+    tok = CLIPTokenizer(f"{d}/vocab.json", f"{d}/merges.txt", model_max_length=8)
+    te = CLIPTextModel(CLIPTextConfig(vocab_size=len(vocab), hidden_size=16, intermediate_size=32,
+                                      num_hidden_layers=1, num_attention_heads=2, max_position_embeddings=8,
+                                      bos_token_id=0, eos_token_id=1, pad_token_id=1)).eval()
+    return unet, te, tok
+
+
+def _sd_schedule():
+    from diffusers import DDPMScheduler
+
+    from icml25.cat import NoiseSchedule
+
+    return NoiseSchedule.from_diffusers(DDPMScheduler(num_train_timesteps=1000, beta_schedule="scaled_linear",
+                                                      beta_start=0.00085, beta_end=0.012))
+
+
+@functools.cache
 def _adapter_file() -> str:
     from icml25.cat import save_cat_adapter
 
@@ -78,6 +115,12 @@ def _ldm_kw():
 
 
 CASES = [
+    BadInputCase("UNetDenoiser", lambda: {"unet": _sd_parts()[0], "schedule": _sd_schedule(),
+                                          "prompt_embeds": np.zeros((2, 8, 16), dtype=np.float32),
+                                          "prediction_type": "epsilon"},
+                 bad={"prompt_embeds": ARRAY, "prediction_type": TEXT}),
+    BadInputCase("encode_prompts", lambda: {"text_encoder": _sd_parts()[1], "tokenizer": _sd_parts()[2],
+                                            "prompts": ["a photo of sks", "a photo"]}, bad={"prompts": TEXT}),
     BadInputCase("load_digit_images", lambda: {"size": 8}, bad={"size": SIZE}),
     BadInputCase("subject_images", lambda: {"images": _x(4), "labels": np.array([3, 3, 1, 3]), "subject": 3, "n": 2,
                                             "offset": 1},

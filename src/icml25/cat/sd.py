@@ -29,7 +29,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from icml25.core.validation import check_int, check_option
+from icml25.core.validation import check_int, check_option, check_tensor
 
 from ._vae_io import module_device, module_dtype
 from ._validation import check_module
@@ -131,10 +131,13 @@ class UNetDenoiser(nn.Module):
             self._set_table(prompt_embeds)
 
     def _set_table(self, prompt_embeds: Any) -> None:
-        e = torch.as_tensor(prompt_embeds).detach()
+        if isinstance(prompt_embeds, torch.Tensor):
+            e = prompt_embeds.detach()
+        else:
+            e = check_tensor(prompt_embeds, "prompt_embeds", dtype=torch.float32)
         dim = self.unet.config.cross_attention_dim
         dim = dim if isinstance(dim, int) else dim[0]
-        if e.ndim != 3 or e.shape[-1] != dim or not torch.isfinite(e.float().cpu()).all():
+        if e.ndim != 3 or e.shape[-1] != dim or e.numel() == 0 or not torch.isfinite(e.float().cpu()).all():
             raise ValueError(f"prompt_embeds must be finite text embeddings (P, L, {dim}) (the UNet's "
                              f"cross_attention_dim), got shape {tuple(e.shape)}")
         self.embed_shape = tuple(e.shape[1:])
