@@ -41,20 +41,11 @@ def real_model_available(spec: str = "pretrained:smollm2-135m-instruct") -> bool
 
 
 def load_local_model(spec: str, device: str, what: str) -> Any:
-    """Load a local model (``hf:`` / ``pretrained:``); a failure names the config field to set."""
-    from icml25.core.errors import UsageError
-    from icml25.llm import load_model
+    """Load a local model (``hf:`` / ``pretrained:``); a failure names the config field ``what`` to set."""
+    from icml25.llm import load_configured_model
 
-    kind = spec.split(":", 1)[0].lower()
-    kw: dict[str, Any] = {"progress": False} if kind == "pretrained" else {}
-    if device != "cpu":
-        kw["device"] = device
-    try:
-        return load_model(spec, **kw)
-    except (OSError, ValueError, ImportError, RuntimeError) as exc:
-        raise UsageError(f"demark: cannot load {spec!r} ({' '.join(str(exc).split())[:300]}); pass --set {what}="
-                         "hf:/path/to/a/local/transformers/chat/model (the watermark is applied in-process to its "
-                         "logits)") from exc
+    return load_configured_model(spec, field=what, paper="demark", device=device,
+                                 hint="the watermark is applied in-process to a local model's logits (hf:)")
 
 
 def short_name(spec: str) -> str:
