@@ -12,7 +12,7 @@ imported on first use.
 
 from typing import Any
 
-from .metrics import calibration_error, kl_to_mixture, oracle_mixer, superposition_stats
+from .metrics import calibration_error, kl_to_mixture, oracle_mixer, superposition_stats, wilson_interval
 from .prompts import MixturePromptBuilder, PromptItem, build_prompt, task_counts
 from .tasks import (
     OFFICIAL_SETTINGS,
@@ -29,13 +29,14 @@ from .tasks import (
 __all__ = ["Task", "TaskFamily", "official_setting", "synthetic_family", "OFFICIAL_SETTINGS", "SYNTHETIC_FAMILIES",
            "load_countries", "load_number_words", "load_words", "task_counts", "PromptItem", "build_prompt",
            "MixturePromptBuilder", "answer_probabilities", "token_lm", "TokenLM", "superposition_stats",
-           "kl_to_mixture", "calibration_error", "oracle_mixer", "top_continuations", "topk_membership",
-           "train_icl_model", "single_task_accuracy", "icl_training_batch", "MODEL_SIZES", "TaskVectorExtractor",
+           "kl_to_mixture", "calibration_error", "oracle_mixer", "wilson_interval", "top_continuations", "topk_membership",
+           "train_icl_model", "single_task_accuracy", "single_task_correct", "icl_training_batch", "MODEL_SIZES", "TaskVectorExtractor",
            "layer_hidden_states", "patch_and_score", "MockAnswerLM"]
 
 _LAZY = {"answer_probabilities": "scoring", "token_lm": "scoring", "TokenLM": "scoring",
          "top_continuations": "enumeration", "topk_membership": "enumeration", "train_icl_model": "training",
-         "single_task_accuracy": "training", "icl_training_batch": "training", "MODEL_SIZES": "training",
+         "single_task_accuracy": "training", "single_task_correct": "training",
+         "icl_training_batch": "training", "MODEL_SIZES": "training",
          "TaskVectorExtractor": "task_vectors", "layer_hidden_states": "task_vectors",
          "patch_and_score": "task_vectors", "MockAnswerLM": "testing_models"}
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from icml25.core.plan import Needs, Plan, UnitCost
 
-from ._validation import REAL_MODELS
+from ._validation import REAL_MODELS, parse_family
 
 if TYPE_CHECKING:
     from .reproduce import Config
@@ -52,11 +52,19 @@ def task_superposition_plan(cfg: Config) -> Plan:
                               cfg.n_seeds * (points * cfg.grid_prompts + K * cfg.acc_prompts) + n_tv, _SCORE_S[size],
                               _MEASURED))
     served = [m for m in cfg.real_models if m not in REAL_MODELS and not m.startswith("pretrained:")]
+    n_comp = sum(parse_family(c).K for c in cfg.competence_settings)
+    # with competence settings, each can add one two-task setting per model (an upper bound: only competent pairs)
+    n_settings = len(cfg.real_settings) + len(cfg.competence_settings)
     for m in cfg.real_models:
         per_ex, where, note = _per_example(m)
-        n = len(cfg.real_settings) * cfg.real_prompts * (len(cfg.real_lams) + 2)
-        costs.append(UnitCost(f"real model {m}: {len(cfg.real_settings)} setting(s), grid of {len(cfg.real_lams)} + "
-                              "2 single-task accuracies", "prompt", n, per_ex * cfg.real_m, where, note))
+        if n_comp:
+            costs.append(UnitCost(f"real model {m}: competence, {n_comp} tasks x {cfg.competence_prompts} greedy "
+                                  "single-task prompts", "prompt", n_comp * cfg.competence_prompts,
+                                  per_ex * cfg.real_m, where, note))
+        n = len(cfg.real_settings) * cfg.real_prompts * 2 + n_settings * cfg.real_prompts * len(cfg.real_lams)
+        costs.append(UnitCost(f"real model {m}: <= {n_settings} setting(s), grid of {len(cfg.real_lams)} "
+                              "(+ 2 single-task accuracies per explicit setting)", "prompt", n, per_ex * cfg.real_m,
+                              where, note))
     if cfg.tv_model:
         per_ex, where, note = _per_example(cfg.tv_model)
         layers = 18 if not note else 32  # Gemma-3-270M has 18 decoder layers; a Llama-3-8B-size model 32
@@ -69,8 +77,13 @@ def task_superposition_plan(cfg: Config) -> Plan:
     stages = [f"from scratch: TinyGPT {'/'.join(sizes)} on single-task F-AB {'/'.join(cfg.tasks)} prompts, "
               f"{cfg.steps} steps x {cfg.n_seeds} seed(s); grid of {points} points x {cfg.grid_prompts} prompts"] \
         if sizes else []
+    if cfg.competence_settings:
+        stages.append(f"competence: greedy single-task accuracy of every task of {', '.join(cfg.competence_settings)}"
+                      f" (m = {cfg.real_m}, {cfg.competence_prompts} prompts per task), per model")
+    where = ", ".join((*cfg.real_settings, *(["the competent pair of each competence setting"]
+                                              if cfg.competence_settings else [])))
     stages += [f"real models ({len(cfg.real_models)}): two-task grids lambda in {list(cfg.real_lams)} on "
-               f"{', '.join(cfg.real_settings)} (m = {cfg.real_m}, {cfg.real_prompts} prompts per point)"]
+               f"{where} (m = {cfg.real_m}, {cfg.real_prompts} prompts per point)"]
     if cfg.tv_model:
         stages.append(f"task vectors on {cfg.tv_model} ({cfg.tv_setting}, m = {cfg.tv_m})")
     return Plan(

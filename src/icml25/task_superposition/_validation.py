@@ -44,3 +44,31 @@ def parse_setting(spec: str) -> Any:
     if len(names) != 2 or len(parts) > 3 or (len(parts) == 3 and parts[2] != "spaced"):
         raise ValueError(f"real_settings entries name exactly two tasks (optionally ':spaced'), got {spec!r}")
     return official_setting(parts[0], names, spaced=len(parts) == 3)
+
+
+def parse_family(spec: str) -> Any:
+    """A competence setting: ``"AB"`` (the Figure-2 tasks), ``"country:capital,upper"`` (>= 2 named tasks) or
+    ``"country::spaced"`` / ``"country:capital,upper:spaced"`` (the spaced format) -> the family."""
+    from .tasks import official_setting
+
+    if not isinstance(spec, str) or not spec:
+        raise ValueError(f"competence_settings entries must look like 'AB' or 'country::spaced', got {spec!r}")
+    parts = spec.split(":")
+    names = [t for t in parts[1].split(",") if t] if len(parts) > 1 else []
+    if len(parts) > 3 or (len(parts) == 3 and parts[2] != "spaced") or len(names) == 1:
+        raise ValueError(f"competence_settings entries look like 'AB', 'country:capital,upper' or "
+                         f"'country::spaced' (two or more tasks, or none for the Figure-2 tasks), got {spec!r}")
+    return official_setting(parts[0], names or None, spaced=len(parts) == 3)
+
+
+def pair_setting(spec: str, first: str, second: str) -> str:
+    """The two-task real-model setting (``parse_setting`` format) of tasks ``first``, ``second`` of the competence
+    setting ``spec``: ``pair_setting("country::spaced", "capital", "upper") == "country:capital,upper:spaced"``."""
+    parts = spec.split(":")
+    return f"{parts[0]}:{first},{second}" + (":spaced" if len(parts) == 3 else "")
+
+
+def setting_tag(spec: str) -> str:
+    """The setting part of claim ids: ``"AB"``, ``"country-spaced"`` (distinct for the two country formats)."""
+    parts = spec.split(":")
+    return parts[0] + ("-spaced" if len(parts) == 3 else "")

@@ -8,7 +8,7 @@ import numpy as np
 
 from icml25.core.validation import check_array, check_real
 
-__all__ = ["superposition_stats", "kl_to_mixture", "calibration_error", "oracle_mixer"]
+__all__ = ["superposition_stats", "kl_to_mixture", "calibration_error", "oracle_mixer", "wilson_interval"]
 
 _FLOOR = 1e-12  # probability floor inside the logarithms (a zero answer probability gives a large, finite KL)
 
@@ -154,3 +154,26 @@ def oracle_mixer(example_tasks: Any, K: int) -> np.ndarray:
     if t.size == 0:
         return np.full(K, 1.0 / K)
     return np.bincount(t, minlength=K) / t.size
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a proportion ``successes / n`` (95% for ``z = 1.96``); usable at 0 or n successes,
+    where the normal approximation and the bootstrap collapse to a point.
+
+    Examples
+    --------
+    >>> [round(v, 3) for v in wilson_interval(8, 16)]
+    [0.28, 0.72]
+    >>> [round(v, 3) for v in wilson_interval(16, 16)]
+    [0.806, 1.0]
+    """
+    from icml25.core.validation import check_int
+
+    n = check_int(n, "n", low=1)
+    successes = check_int(successes, "successes", low=0, high=n)
+    z = check_real(z, "z", low=0.0)
+    p = successes / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return float(max(0.0, mid - half)), float(min(1.0, mid + half))

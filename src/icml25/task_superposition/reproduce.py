@@ -16,9 +16,14 @@ from icml25.core.registry import reproduction_stub
 from icml25.core.validation import check_device, check_int, check_option, check_positive, check_real
 
 from . import experiment
-from ._validation import check_model_name, model_tag, parse_setting
+from ._validation import check_model_name, model_tag, parse_family, parse_setting
 
 TITLE = "Everything Everywhere All at Once: LLMs can In-Context Learn Multiple Tasks in Superposition"
+
+
+#: full: the competence table covers every task of the four Figure-2 settings in the official format and the country
+#: setting in the spaced format (issue 48)
+FULL_COMPETENCE = ("AB", "country", "country::spaced", "word", "add_translate")
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,11 @@ class Config:
     # ---- real pretrained models (C1, C5)
     real_models: tuple[str, ...] = ("smollm2-135m-instruct",)  # pretrained names or load_model specs (hf:, openai:)
     real_settings: tuple[str, ...] = ("AB:copyA,copyB",)  # "setting:task1,task2" two-task mixtures
+    # competence first (issue 48): settings ("AB", "country::spaced", "country:capital,upper") whose every task's
+    # greedy single-task accuracy is measured per model; C1 then also runs, per model, on the two most accurate
+    # competent tasks of each (empty: only real_settings)
+    competence_settings: tuple[str, ...] = ()
+    competence_prompts: int = 16  # single-task prompts per task in the competence table
     real_m: int = 16  # in-context examples per real-model prompt
     real_prompts: int = 6  # prompts per grid point
     # share of the first task on the real-model grid; (1, .5, 0) alone cannot tell a model from the tie-splitting
@@ -74,7 +84,7 @@ class Config:
                 raise ValueError(f"tv_size {self.tv_size!r} must be size ({self.size!r}) or one of scale_sizes "
                                  f"{self.scale_sizes!r}")
         for name, low in (("steps", 1), ("batch_size", 2), ("n_seeds", 1), ("m_eval", 2), ("grid_prompts", 2),
-                          ("acc_prompts", 1), ("real_m", 1), ("real_prompts", 1), ("tv_m", 1), ("tv_prompts", 2),
+                          ("acc_prompts", 1), ("real_m", 1), ("real_prompts", 1), ("competence_prompts", 1), ("tv_m", 1), ("tv_prompts", 2),
                           ("threads", 1)):
             check_int(getattr(self, name), name, low=low)
         check_positive(self.lr, "lr")
@@ -94,6 +104,10 @@ class Config:
         check_device(self.device)
         for spec in (*self.real_settings, self.tv_setting):
             parse_setting(spec)
+        if not isinstance(self.competence_settings, tuple):
+            raise ValueError(f"competence_settings must be a tuple of settings, got {self.competence_settings!r}")
+        for spec in self.competence_settings:
+            parse_family(spec)
         if not isinstance(self.real_lams, tuple) or len(self.real_lams) < 3:
             raise ValueError(f"real_lams must be a tuple of >= 3 shares, got {self.real_lams!r}")
         for v in self.real_lams:
@@ -107,8 +121,8 @@ class Config:
     def full(cls) -> Config:
         return cls(tasks=("copyA", "copyB", "add_mod10"), size="L", steps=2000, lr=2e-3, zero_shot=True, n_seeds=3,
                    grid_prompts=300, scale_sizes=("S", "M"), tv_size="L", real_models=("smollm2-135m-instruct", "gemma-3-270m"),
-                   real_settings=("AB:copyA,copyB", "word:first,last", "country:capital,continent:spaced"),
-                   real_m=20, real_prompts=8, real_lams=(1.0, 0.75, 0.5, 0.25, 0.0), tv_model="gemma-3-270m",
+                   real_settings=(), competence_settings=FULL_COMPETENCE, competence_prompts=16,
+                   real_m=20, real_prompts=12, real_lams=(1.0, 0.75, 0.5, 0.25, 0.0), tv_model="gemma-3-270m",
                    tv_setting="AB:copyA,copyB")
 
     @classmethod
@@ -128,6 +142,7 @@ class Config:
             # the four Figure-2 settings in the official format; the paper mixes all K tasks uniformly, our claims
             # need a two-task grid (Deviations 4), so each setting's first two tasks
             real_settings=("add_translate:digits,en", "country:capital,continent", "AB:copyA,copyB", "word:first,last"),
+            competence_settings=(),  # the Figure-2 settings as they are (the models there are 0.5B-72B)
             real_m=60,  # official configs: m = 60 for the three-task settings (80 for the four-task ones)
             real_prompts=100,  # official configs: num_exper = 100 prompts per setting (here per grid point)
             # §5 task vectors on a Llama-family model (spec: recollection), local weights for the hooks
@@ -153,7 +168,7 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config, stub: bool = F
     t0 = time.perf_counter()
     scratch = experiment.run_scratch(report, config, seed, stub) if config.scratch else {}  # C2/C3, E2, C5b/C5d
     real = experiment.run_real_models(report, config, seed, stub)  # S1 and the grids of C1
-    experiment.real_model_claims(report, config, real)  # A-*, C1
+    experiment.real_model_claims(report, config, real, seed)  # A-*, C1
     experiment.real_scale_claims(report, config, real, stub, Scale.parse(scale))  # C5a/C5c
     if config.tv_model and not stub:
         experiment.run_real_task_vectors(report, config, seed)  # C4 on a real model

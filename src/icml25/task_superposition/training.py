@@ -18,7 +18,8 @@ from icml25.core.validation import check_int, check_option, check_positive
 from .prompts import build_prompt
 from .tasks import TaskFamily
 
-__all__ = ["MODEL_SIZES", "icl_training_batch", "train_icl_model", "single_task_accuracy"]
+__all__ = ["MODEL_SIZES", "icl_training_batch", "train_icl_model", "single_task_accuracy",
+           "single_task_correct"]
 
 #: the spec's sizes (§6): (n_layer, n_head, n_embd)
 MODEL_SIZES: dict[str, tuple[int, int, int]] = {"S": (1, 2, 32), "M": (2, 4, 64), "L": (4, 4, 128)}
@@ -231,6 +232,17 @@ def single_task_accuracy(model: Any, family: TaskFamily, task: int, m: int, n: i
     >>> 0.0 <= single_task_accuracy(model, synthetic_family("F-AB", ["copyA"]), 0, m=2, n=3) <= 1.0
     True
     """
+    return float(np.mean(single_task_correct(model, family, task, m, n, seed)))
+
+
+def single_task_correct(model: Any, family: TaskFamily, task: int, m: int, n: int = 50, seed: int = 0) -> np.ndarray:
+    """Per prompt, whether the greedy answer to a single-task prompt (``m`` examples of ``task``) is exactly the task's
+    answer: the items behind :func:`single_task_accuracy` (same prompts for the same arguments), for intervals.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+    """
     if not isinstance(family, TaskFamily):
         raise TypeError(f"family must be a TaskFamily, got {type(family).__name__}")
     task = check_int(task, "task", low=0, high=family.K - 1)
@@ -243,4 +255,4 @@ def single_task_accuracy(model: Any, family: TaskFamily, task: int, m: int, n: i
     longest = max(len(it.answers[task]) for it in items)
     gens = model.generate([it.prompt for it in items], temperature=0.0, max_tokens=longest + 8,
                           stop=[family.joiner])
-    return float(np.mean([g[0].text.strip() == it.answers[task].strip() for g, it in zip(gens, items)]))
+    return np.array([g[0].text.strip() == it.answers[task].strip() for g, it in zip(gens, items)], dtype=bool)
