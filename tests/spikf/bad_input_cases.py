@@ -109,6 +109,9 @@ CASES = [
     BadInputCase("evaluate", lambda: {"model": _dlinear(), "data": _windows(), "batch_size": 8},
                  bad={"batch_size": SIZE}),
     BadInputCase("FitResult", skip="a result container returned by fit(), not built from user numbers"),
+    BadInputCase("fit_peer", skip="trains a neuralforecast model (extra 'forecast'); its argument checks are tested in "
+                 "tests/spikf/test_peers.py::test_bad_arguments"),
+    BadInputCase("PeerResult", skip="a result container returned by fit_peer(), not built from user numbers"),
     BadInputCase("collect_firing_rates", lambda: {"model": _spikf(), "X": _windows()[0], "batch_size": 8},
                  bad={"X": ARRAY, "batch_size": SIZE}),
     BadInputCase("SpikFRegressor", lambda: {"seq_len": 16, "pred_len": 4, "patch_num": 4, "patch_dim": 4, "T": 2,

@@ -3,7 +3,8 @@
 Library: the multi-step neuron :class:`LIF`, :class:`SpikFForecaster` (spiking patch encoding, spiking
 frequency-selection blocks with a learned binary spectrum mask), :class:`RevIN`, the :class:`DLinear` baseline,
 the data layer (:class:`LTSFDataset`, :func:`load_benchmark`), training (:func:`fit`, :func:`evaluate`) and the
-energy estimate (:func:`estimate_energy`, :func:`estimate`, :func:`spikf_layers`). The torch parts are imported on
+energy estimate (:func:`estimate_energy`, :func:`estimate`, :func:`spikf_layers`), and the state-of-the-art peers
+from ``neuralforecast`` on the same windows (:func:`fit_peer`, extra ``forecast``). The torch parts are imported on
 first use.
 """
 
@@ -19,11 +20,12 @@ from .energy import (
     memory_access_energy,
     spikf_layers,
 )
+from .peers import PEERS, PeerResult, fit_peer
 
 __all__ = ["LIF", "spike", "RevIN", "SFSBlock", "SpikFForecaster", "DLinear", "LTSFDataset", "load_benchmark",
            "read_csv_series", "split_borders", "BENCHMARKS", "fit", "evaluate", "FitResult",
            "collect_firing_rates", "SpikFRegressor", "LayerCost", "estimate", "estimate_energy", "energy_table",
-           "dense_layers", "memory_access_energy", "spikf_layers"]
+           "dense_layers", "memory_access_energy", "spikf_layers", "fit_peer", "PeerResult", "PEERS"]
 
 _LAZY = {"LIF": "lif", "spike": "lif", "RevIN": "model", "SFSBlock": "model", "SpikFForecaster": "model",
          "DLinear": "model", "fit": "train", "evaluate": "train", "FitResult": "train",

@@ -26,6 +26,11 @@ DLINEAR_SECONDS = 1.0e-3 / 224
 #: assumed speed-up of one data-centre GPU over one CPU thread for these small convolution/FFT networks
 GPU_SPEEDUP = 50.0
 MEASURED_ON = "2-core CPU, 1 torch thread (README benchmark table, bench_train_step.py)"
+#: neuralforecast peers: seconds per training window and variable (one step of bench_peers.py / 224), all three
+#: peers together (PatchTST + iTransformer + DLinear), and the pipeline's evaluation cost per test window x variable
+#: x horizon step (cross-validation frames), measured on ETTh1-96 (README "SpikF vs peers")
+PEER_TRAIN_SECONDS = 60e-3 / 224
+PEER_EVAL_SECONDS = 1.5e-6
 
 
 def model_macs(T: int, patch_num: int, patch_dim: int, hidden_dim: int, blocks: int, seq_len: int = 96,
@@ -81,6 +86,24 @@ def spikf_plan(cfg: Any) -> Plan:
         n_tr, n_va, n_te, D = _windows(cell, cfg.seq_len)
         dl_units += cfg.dlinear_epochs * (math.ceil(n_tr / cfg.train_stride) + math.ceil(n_va / cfg.val_stride)) * D
         dl_units += n_te * D
+    peer_train = peer_eval = 0.0
+    if cfg.peers:
+        from .peer_comparison import cell_stride, comparison_cells
+
+        for cell in comparison_cells(cfg):
+            c = cell_cfg(cell)
+            n_tr, n_va, n_te, D = _windows(cell, c.seq_len)
+            stride, H = cell_stride(c, n_tr), int(cell.rsplit("-", 1)[1])
+            if not (cell in cfg.cells and stride == c.train_stride):  # a new SpikF run (else reused)
+                per = _train_seconds(model_macs(c.T, c.patch_num, c.patch_dim, c.hidden_dim, c.blocks, c.seq_len, H))
+                tr = c.epochs * math.ceil(n_tr / stride) * D
+                ev = (c.epochs * math.ceil(n_va / stride) + n_te) * D
+                train_units += tr
+                eval_units += ev
+                train_s += tr * per / speed
+                eval_s += ev * per * EVAL_FRACTION / speed
+            peer_train += cfg.peer_epochs * (math.ceil(n_tr / stride) + math.ceil(n_va / stride)) * D
+            peer_eval += len(cfg.peers) * n_te * D * H
     note = f"GPU assumed {GPU_SPEEDUP:g}x one CPU thread (not measured: no GPU here)" if gpu else ""
     costs = [UnitCost("SpikF training (upper bound: every epoch runs)", "window x variable x epoch", train_units,
                       train_s / max(train_units, 1), MEASURED_ON + "; other sizes scaled by MACs", note),
@@ -89,7 +112,14 @@ def spikf_plan(cfg: Any) -> Plan:
                       MEASURED_ON + f"; evaluation {EVAL_FRACTION:g}x a training step (timing snippet here)", note),
              UnitCost("DLinear training and evaluation", "window x variable", dl_units, DLINEAR_SECONDS / speed,
                       MEASURED_ON, note)]
-    names = sorted({c.rsplit("-", 1)[0] for c in cfg.cells}, key=list(SIZES).index)
+    if cfg.peers:
+        costs += [UnitCost(f"neuralforecast peers training ({', '.join(cfg.peers)}; upper bound)",
+                           "window x variable x epoch", peer_train, PEER_TRAIN_SECONDS / speed,
+                           "2-core CPU, 1 torch thread (bench_peers.py, the three peers' steps summed)", note),
+                  UnitCost("neuralforecast peers test prediction (cross-validation frames)",
+                           "window x variable x horizon step", peer_eval, PEER_EVAL_SECONDS,
+                           "2-core CPU (ETTh1-96 preview run)", "")]
+    names = sorted({c.rsplit("-", 1)[0] for c in cfg.cells} | set(cfg.peer_datasets), key=list(SIZES).index)
     shipped = {"ETTh1", "ETTh2"}
     by_hand = "place it in $ICML25_CACHE/spikf or ~/.cache/icml25/spikf (Autoformer bundle)"
     downloads = tuple(f"{BENCHMARKS[n][0]} ({'--allow-download from ETDataset' if BENCHMARKS[n][2] else by_hand})"
@@ -107,6 +137,9 @@ def spikf_plan(cfg: Any) -> Plan:
                         + (", and the all-ones-mask ablation" if cfg.ablation else ""),
                         f"train DLinear on every cell ({cfg.dlinear_epochs} epochs, MSE)",
                         "evaluate on the test windows (T-averaged predictions, standardised MAE/MSE)",
+                        *([f"SpikF, DLinear and the neuralforecast peers ({', '.join(cfg.peers)}) on "
+                           f"{' x '.join(map(str, (len(cfg.peer_datasets), len(cfg.peer_horizons))))} cells, all "
+                           "test windows (claim H2)"] if cfg.peers else []),
                         "firing rates, mask statistics and the MAC/AC energy estimate; report"],
                 models=[*models, "DLinear (moving average 25, shared Linear L->H)"],
                 datasets=[f"{n} ({SIZES[n][0]} rows x {SIZES[n][1]} variables"
@@ -114,5 +147,7 @@ def spikf_plan(cfg: Any) -> Plan:
                 needs=needs, costs=costs,
                 notes=["epochs are an upper bound: early stopping (patience "
                        f"{cfg.patience}) usually ends runs sooner",
-                       "the state-of-the-art ANN baselines of claim H2 (iTransformer, PatchTST) are not implemented"])
+                       (f"claim H2: SpikF vs {', '.join(cfg.peers)} (neuralforecast, extra 'forecast') on "
+                        f"{len(cfg.peer_datasets)} data set(s) x {len(cfg.peer_horizons)} horizon(s)" if cfg.peers
+                        else "no peer comparison (claim H2 needs Config.peers)")])
 

@@ -13,7 +13,7 @@ from icml25.core.registry import reproduction_stub
 from icml25.core.threads import thread_limits
 from icml25.core.validation import check_device, check_int, check_option, check_positive, check_real
 
-from . import experiment
+from . import experiment, peer_comparison
 
 TITLE = "SpikF: Spiking Fourier Network for Efficient Long-term Prediction"
 #: the paper's eight data sets (abstract; spec §3) and four horizons
@@ -47,6 +47,12 @@ class Config:
     threads: int = 1  # torch threads (1 is faster than 2 on these machines, see the README)
     per_dataset: bool = False  # apply the official scripts' per-data-set settings (experiment.PAPER_PER_DATASET)
     device: str = "cpu"  # torch device of the models ("cpu", "cuda" or "cuda:<k>")
+    peers: tuple[str, ...] = ()  # neuralforecast peers of claim H2 (PatchTST, iTransformer, DLinear); () = no comparison
+    peer_datasets: tuple[str, ...] = ()  # data sets of the SpikF-vs-peers comparison (each at every peer horizon)
+    peer_horizons: tuple[int, ...] = (96, 336)  # horizons of the comparison
+    peer_epochs: int = 3  # neuralforecast peers' training epochs (early stopping on validation MAE may end sooner)
+    peer_windows: int = 0  # comparison: training windows per epoch at most (stride raised per data set; 0 = no cap)
+    data_dir: str = ""  # folder holding the benchmark CSVs (searched first; "" = the cache and the shipped copies)
 
     def __post_init__(self) -> None:
         if not isinstance(self.cells, tuple) or not self.cells:
@@ -69,6 +75,21 @@ class Config:
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
         check_device(self.device)
+        from .peers import PEERS
+
+        for name, allowed in (("peers", PEERS), ("peer_datasets", DATASETS), ("peer_horizons", HORIZONS)):
+            value = getattr(self, name)
+            if not isinstance(value, tuple):
+                raise TypeError(f"{name} must be a tuple, got {value!r}")
+            for v in value:
+                check_option(v, name, allowed)
+        if self.peers and not (self.peer_datasets and self.peer_horizons):
+            raise ValueError("peers need peer_datasets and peer_horizons (the comparison cells), got "
+                             f"{self.peer_datasets!r} x {self.peer_horizons!r}")
+        check_int(self.peer_epochs, "peer_epochs", low=1)
+        check_int(self.peer_windows, "peer_windows", low=0)
+        if not isinstance(self.data_dir, str):
+            raise TypeError(f"data_dir must be a str (a folder path or ''), got {self.data_dir!r}")
 
     @classmethod
     def quick(cls) -> Config:
@@ -79,8 +100,12 @@ class Config:
 
     @classmethod
     def full(cls) -> Config:
+        # SpikF vs the neuralforecast peers on four shipped data sets x {96, 336}, all test windows; one epoch sees at
+        # most 4,300 training windows (ETTh: stride 2 as SpikF's cells; ETTm1 stride 8; weather stride 9)
         return cls(cells=("ETTh1-96", "ETTh1-336", "ETTh2-96", "ETTh2-336"), n_seeds=3, patch_dim=32, hidden_dim=256,
-                   train_stride=2, val_stride=1, lr=5e-4, test_limit=0, energy_windows=1024)
+                   train_stride=2, val_stride=1, lr=5e-4, test_limit=0, energy_windows=1024,
+                   peers=("PatchTST", "iTransformer", "DLinear"), peer_datasets=("ETTh1", "ETTh2", "ETTm1", "weather"),
+                   peer_horizons=(96, 336), peer_epochs=3, peer_windows=4300)
 
     @classmethod
     def paper(cls) -> Config:
@@ -94,6 +119,9 @@ class Config:
                    lr=5e-4,  # official scripts (Adam, cosine T_max 20, patience 3, batch 32: as full)
                    energy_windows=0,  # firing rates over the whole test set
                    per_dataset=True,  # ECL/Traffic: batch 8, 2 blocks, C=16; ETTm: 5 epochs (PAPER_PER_DATASET)
+                   peers=("PatchTST", "iTransformer", "DLinear"),  # the state-of-the-art ANNs of the abstract's 1.9 %
+                   peer_datasets=DATASETS, peer_horizons=HORIZONS,  # 8 data sets x 4 horizons (abstract)
+                   peer_epochs=10, peer_windows=0,  # every training window, as SpikF here
                    device="cuda")  # the paper trains on one GPU (spec §4); GPU-only in practice
 
     def plan(self) -> Any:
@@ -105,8 +133,8 @@ class Config:
 
 @reproduction(slug="spikf", title=TITLE, arxiv="PMLR 267:67342-67368", extras=("torch", "plot"), config=Config)
 def reproduce(scale: Scale, seed: int, out: Path, config: Config, stub: bool = False) -> Report:
-    """SpikF vs DLinear on ETTh1/ETTh2, the all-ones-mask ablation, firing rates, mask statistics and energy
-    (``stub``: DLinear in SpikF's place)."""
+    """SpikF vs DLinear on ETTh1/ETTh2, the all-ones-mask ablation, firing rates, mask statistics and energy, and
+    (``config.peers``) SpikF vs the neuralforecast peers per cell (``stub``: DLinear in SpikF's place)."""
     check_int(seed, "seed", low=0)
     check_device(config.device, available=True)
     with thread_limits(config.threads):
@@ -115,6 +143,8 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config, stub: bool = F
         experiment.add_run_tables(rep, runs)
         experiment.add_quick_claims(rep, config, seed, runs)
         e_dlinear = experiment.add_headline_claims(rep, config, seed, runs)
+        comp = peer_comparison.run_comparison(config, seed, stub, runs) if config.peers else None
+        peer_comparison.add_comparison(rep, config, seed, runs.method, comp)
         experiment.add_full_claims(rep, config, seed, runs)
         experiment.add_energy_notes_figures(rep, runs, e_dlinear)
     return rep
