@@ -203,3 +203,19 @@ def test_knowledge_sets_have_300_questions_with_true_answers() -> None:
             assert len({o.lower() for o in q.options}) == 4
     assert all(q.options[q.answer] != q.meta["country"] for q in build_mcq("translations", 4, seed=0))
 
+
+def test_option_text_answerer_equals_brute_force_first_token(smollm2) -> None:
+    """Option scores = log-prob of each option's first token after the prompt, computed independently with
+    HFModel.logprobs; few-shot demonstrations end in the answer's text."""
+    from icml25.croq import OptionTextAnswerer
+
+    ans = OptionTextAnswerer(smollm2, batch_size=2)
+    qs = _qs()
+    out = ans.answer(qs)
+    for i, q in enumerate(qs):
+        lps = smollm2.logprobs([ans.prompt(q)] * q.n_options, [" " + o for o in q.options])
+        assert np.allclose(out.letter_logits[i, :q.n_options], [lp[0] for lp in lps], atol=1e-4)
+    assert np.isneginf(out.letter_logits[0, 3]) and out.hidden.shape[0] == 2
+    assert ans.collisions(qs) == 0.0
+    shot = OptionTextAnswerer(smollm2, examples=[qs[1]])
+    assert "Answer: Paris" in shot.prompt(qs[0])

@@ -27,7 +27,7 @@ def test_plan_follows_the_config() -> None:
 
 
 @pytest.mark.parametrize(("field", "value"), [("option_counts", (2,)), ("split_fractions", (0.5, 0.5, 0.5)),
-                                              ("mmlu_subjects", "some"), ("device", "gpu"),
+                                              ("mmlu_subjects", "some"), ("device", "gpu"), ("scoring", "logits"),
                                               ("models", ("hf:",)), ("models", ("s3:bucket/model",))])
 def test_new_fields_are_validated(field: str, value) -> None:
     with pytest.raises((ValueError, TypeError), match=field):
@@ -38,8 +38,9 @@ def test_split_sizes_and_tags() -> None:
     from icml25.croq.experiment.real_claims import option_counts, short_name, split_sizes
 
     assert split_sizes(Config.paper(), 817) == (232, 151, 433)
-    assert split_sizes(Config.full(), 817) == (40, 50, 60)
-    assert option_counts(Config.full()) == (10,) and option_counts(Config.paper()) == (4, 10, 15)
+    assert split_sizes(Config.full(), 313) == (100, 100, 110)  # the smallest factual set has 313 questions
+    assert option_counts(Config.full()) == (4,) and option_counts(Config.paper()) == (4, 10, 15)
+    assert Config.full().scoring == "text" and Config.quick().scoring == "letters" == Config.paper().scoring
     assert short_name("gemma-3-270m") == "gemma"
     assert short_name("hf:/models/Meta-Llama-3-8B-Instruct") == "meta-llama-3-8b-instruct"
     assert short_name("openai:http://localhost:8000/v1#microsoft/Phi-3-mini-4k-instruct") == "phi-3-mini-4k-instruct"

@@ -24,7 +24,7 @@ from .conformal import SplitConformal, conformal_threshold, min_calibration_size
 from .croq import CROQ, CROQResult, answer_features, revise_and_answer
 from .data import build_mcq, load_countries, load_mmlu_redux, load_toolalpaca, load_truthfulqa
 from .knowledge_task import KnowledgeTask
-from .llm_answerer import DEFAULT_INSTRUCTION, LLMAnswerer
+from .llm_answerer import DEFAULT_INSTRUCTION, LLMAnswerer, OptionTextAnswerer
 from .mcq import DEFAULT_TEMPLATE, LETTERS, MCQ, answer_indices, render_prompt, revise
 from .stats import paired_bootstrap_ci, paired_t_test
 
@@ -56,7 +56,7 @@ __all__ = [
     "AnswerOutput", "Answerer", "LMAnswerer", "TopLogprobsAnswerer", "OpenAICompatibleAnswerer",
     "letter_logits_from_top_logprobs",
     "CROQ", "CROQResult", "answer_features", "revise_and_answer",
-    "LLMAnswerer", "DEFAULT_INSTRUCTION",
+    "LLMAnswerer", "OptionTextAnswerer", "DEFAULT_INSTRUCTION",
     "build_mcq", "load_countries", "load_mmlu_redux", "load_truthfulqa", "load_toolalpaca", "KnowledgeTask",
     "CPOptScorer", "ScoreMLP", "cp_opt_loss", "TinyMCQReader",
 ]

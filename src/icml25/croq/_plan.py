@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 _MEASURED = "2-core CPU under load, one torch thread, 2026-12-03 (timing snippets and the README's benchmark)"
 _PER_QUESTION = {"smollm2-135m-instruct": 0.79, "gemma-3-270m": 1.2}  # seconds per 10-option question on CPU
 _FEATURES = {"smollm2-135m-instruct": 576, "gemma-3-270m": 640}
-_N_QUESTIONS = {"mmlu": 1487, "truthfulqa": 817, "toolalpaca": 200, "countries": 168}  # 10-option questions
+_N_QUESTIONS = {"mmlu": 1487, "truthfulqa": 817, "toolalpaca": 200, "countries": 168,  # 10-option questions
+                "capitals": 470, "continents": 470, "demonyms": 426, "translations": 313}  # data/knowledge
 _GPU_SPEEDUP = 5000.0  # assumed speed of one data-centre GPU (batched, bf16/fp32) over one loaded CPU thread
 #: share of the (test question, alpha, score) second passes that are actually asked: sets of size 0, 1 or m skip the
 #: second pass and CachingAnswerer asks a revised question once across alphas and scores; calibrated so that the

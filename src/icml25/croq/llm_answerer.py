@@ -25,7 +25,7 @@ from icml25.core.validation import check_int
 from .answerers import AnswerOutput, _check_mcqs, letter_logits_from_top_logprobs
 from .mcq import LETTERS, MCQ, render_prompt
 
-__all__ = ["LLMAnswerer", "DEFAULT_INSTRUCTION"]
+__all__ = ["LLMAnswerer", "OptionTextAnswerer", "DEFAULT_INSTRUCTION"]
 
 #: instruction put before the question in the chat (instruct-model) prompt
 DEFAULT_INSTRUCTION = "Answer the following multiple choice question with the letter of the correct option."
@@ -161,7 +161,7 @@ class LLMAnswerer:
         """The full text sent to the model for ``mcq`` (chat template applied when ``self.chat``)."""
         if not self.chat:
             shots = "".join(render_prompt(q, self.template, self.option_format, self.separator)
-                            + f" {LETTERS[q.answer]}\n\n" for q in self.examples)  # type: ignore[index]
+                            + f" {self._demo_answer(q)}\n\n" for q in self.examples)
             return shots + render_prompt(mcq, self.template, self.option_format, self.separator)
         plain = self.template.replace("\nAnswer:", "").rstrip()
         messages: list[dict[str, str]] = []
@@ -169,17 +169,23 @@ class LLMAnswerer:
             body = render_prompt(q, plain, self.option_format, self.separator)
             messages.append({"role": "user", "content": f"{self.instruction}\n\n{body}" if i == 0 else body})
             if q is not mcq:
-                messages.append({"role": "assistant", "content": f"{self.answer_prefix} {LETTERS[q.answer]}"})
+                messages.append({"role": "assistant", "content": f"{self.answer_prefix} {self._demo_answer(q)}"})
         return self.lm.chat_prompt(messages) + self.answer_prefix
+
+    def _demo_answer(self, q: MCQ) -> str:
+        """The answer written after a few-shot demonstration: its letter."""
+        return LETTERS[q.answer]  # type: ignore[index]
 
     def prompts(self, mcqs: Sequence[MCQ]) -> list[str]:
         """:meth:`prompt` of each question."""
         return [self.prompt(q) for q in _check_mcqs(mcqs)]
 
     # ------------------------------------------------------------------ forward passes
-    def _hf_last(self, prompts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    def _hf_last(self, prompts: list[str], option_ids: list[list[list[int]]] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
         """Log-softmax of the next-token logits at the letter ids ``(B, 15, n_var)`` pooled, and hidden ``(B, d)``,
-        from ONE forward pass per chunk (the output layer runs on the last position only)."""
+        from ONE forward pass per chunk (the output layer runs on the last position only). ``option_ids[i][j]``:
+        the token ids pooled for option ``j`` of prompt ``i`` instead of the letters."""
         import torch
 
         lm = self.lm
@@ -205,11 +211,18 @@ class LLMAnswerer:
                 dev = lm.device
                 o = lm.model(input_ids=idx.to(dev), attention_mask=mask.to(dev), position_ids=pos.to(dev),
                              output_hidden_states=True, **keep)
-                logp = torch.log_softmax(o.logits[:, -1].float(), dim=-1)[:, flat].cpu().numpy()
+                full = torch.log_softmax(o.logits[:, -1].float(), dim=-1)
                 h = o.hidden_states[-1][:, -1].float().cpu().numpy()
                 if hid is None:
                     hid = np.empty((len(seqs), h.shape[1]))
                 hid[rows] = h
+                if option_ids is not None:
+                    for b, r in enumerate(rows):
+                        z[r] = -np.inf
+                        for j, ids in enumerate(option_ids[r]):
+                            z[r, j] = float(torch.logsumexp(full[b, ids], dim=0))
+                    continue
+                logp = full[:, flat].cpu().numpy()
                 for j, ids in enumerate(self.letter_token_ids):
                     z[rows, j] = np.logaddexp.reduce(logp[:, [col[i] for i in ids]], axis=1)
         assert hid is not None
@@ -259,3 +272,67 @@ class LLMAnswerer:
         letter distribution captures; not available from a server's top-k)."""
         z = self.answer(mcqs).letter_logits
         return np.exp(np.logaddexp.reduce(z, axis=1))
+
+
+class OptionTextAnswerer(LLMAnswerer):
+    """Answer MCQs by the log-probability of each option's *text* (its first token) after the listed options.
+
+    Not the paper's scoring (which reads the option letters, :class:`LLMAnswerer`): small LLMs that cannot map a
+    letter to an option still answer by naming it. The prompt is the same (question, lettered options,
+    ``"Answer:"``); option ``j`` is scored ``z_j(x) = log p(t_j | prompt(x))`` with ``t_j`` the first token of
+    ``option_prefix + text_j``. The model still reads every listed option, so CROQ's revised question (fewer
+    options listed) changes its answer only through its context dependence, as with letters. Options whose first
+    tokens coincide get the same score (:meth:`collisions` counts them). Local transformers backends only.
+
+    Parameters
+    ----------
+    lm : LanguageModel or str
+        An :class:`~icml25.llm.HFModel` (or a ``"pretrained:<name>"`` spec).
+    option_prefix : str
+        Text put before an option's text to find its first token (``" "``: the option follows ``"Answer:"``).
+    instruction : str
+        Chat-prompt instruction (instruct models).
+    **kwargs
+        The other :class:`LLMAnswerer` parameters (template, option_format, examples, batch_size, ...); few-shot
+        demonstrations end in their answer's text.
+
+    Examples
+    --------
+    >>> ans = OptionTextAnswerer("pretrained:gemma-3-270m")  # doctest: +SKIP
+    >>> ans.answer(build_mcq("capitals", 4)[:8]).answers     # doctest: +SKIP
+    """
+
+    def __init__(self, lm: Any, option_prefix: str = " ",
+                 instruction: str = "Answer the following multiple choice question with the correct option.",
+                 **kwargs: Any) -> None:
+        super().__init__(lm, instruction=instruction, **kwargs)
+        if self.backend != "hf":
+            raise ValueError(f"OptionTextAnswerer needs a local transformers backend (HFModel), got "
+                             f"{type(self.lm).__name__}")
+        if not isinstance(option_prefix, str):
+            raise TypeError(f"option_prefix must be a string, got {type(option_prefix).__name__}")
+        self.option_prefix = option_prefix
+        self._tok_cache: dict[str, int] = {}
+
+    def _demo_answer(self, q: MCQ) -> str:
+        return q.options[q.answer]  # type: ignore[index]
+
+    def option_token(self, text: str) -> int:
+        """First token id of ``option_prefix + text``."""
+        if text not in self._tok_cache:
+            self._tok_cache[text] = _encode_plain(self.lm.tokenizer, self.option_prefix + text.strip())[0]
+        return self._tok_cache[text]
+
+    def collisions(self, mcqs: Sequence[MCQ]) -> float:
+        """Share of questions in which two options start with the same token."""
+        qs = _check_mcqs(mcqs)
+        return float(np.mean([len({self.option_token(o) for o in q.options}) < q.n_options for q in qs]))
+
+    def answer(self, mcqs: Sequence[MCQ]) -> AnswerOutput:
+        """First-token log-probabilities of the options ``(n, max options)`` (``-inf`` padding) and the last-layer
+        hidden state ``(n, d)`` at the answer position."""
+        qs = _check_mcqs(mcqs)
+        ids = [[[self.option_token(o)] for o in q.options] for q in qs]
+        z, hidden = self._hf_last([self.prompt(q) for q in qs], option_ids=ids)
+        m = max(q.n_options for q in qs)
+        return AnswerOutput(z[:, :m].copy(), hidden)

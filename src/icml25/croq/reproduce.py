@@ -16,7 +16,9 @@ from ._validation import is_model_spec
 
 TITLE = "Prune 'n Predict: Optimizing LLM Decision-making with Conformal Prediction"
 _MODELS = ("smollm2-135m-instruct", "gemma-3-270m")
-_DATASETS = ("mmlu", "truthfulqa", "toolalpaca", "countries")
+_DATASETS = ("mmlu", "truthfulqa", "toolalpaca", "countries", "capitals", "continents", "demonyms", "translations")
+#: the factual sets of the full preset (data/knowledge, from countryinfo): where the small models are competent
+_KNOWLEDGE = ("capitals", "continents", "demonyms", "translations")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class Config:
     premise_keep: int = 0  # options kept (truth + random distractors) for the premise check; 0 = skip
     resplits: int = 200  # random cal/test re-splits of the first-pass scores for the coverage claims
     cpopt_epochs: int = 200  # full-batch Adam epochs of CP-OPT on LLM features
+    scoring: str = "letters"  # option scores: "letters" (the paper: letter log-probs) or "text" (first token of the option text)
     batch_size: int = 8  # prompts per LLM forward pass
     n_single_check: int = 4  # revised questions re-asked one at a time to compare with the batched answers
     torch_threads: int = 1  # torch/BLAS CPU threads (the runner applies them)
@@ -73,6 +76,8 @@ class Config:
         if self.mmlu_subjects not in ("shipped", "all"):
             raise ValueError(f"mmlu_subjects must be 'shipped' or 'all', got {self.mmlu_subjects!r}")
         check_device(self.device)
+        if self.scoring not in ("letters", "text"):
+            raise ValueError(f"scoring must be 'letters' or 'text', got {self.scoring!r}")
         for name in ("q1_n_cal", "q1_n_test", "n_cal", "n_test"):
             check_int(getattr(self, name), name, low=20)  # floor(0.05 (n + 1)) >= 1: a finite threshold
         check_probability(self.claim_alpha, "claim_alpha", open_low=True, open_high=True)
@@ -99,9 +104,13 @@ class Config:
 
     @classmethod
     def full(cls) -> Config:
-        return cls(q2_alphas=(0.05, 0.1, 0.2), models=_MODELS, datasets=_DATASETS, n_options=10, n_train=40,
-                   n_cal=50, n_test=60, alphas=(0.05, 0.1, 0.2, 0.3), claim_alpha=0.05, premise_keep=4,
-                   n_single_check=0)
+        # issue 48: the factual sets where the models are competent (README, competence table), options scored by
+        # the first token of their text (at chance with letters); 4 options, 100 / 100 / 110 questions per setting
+        # (translations has 313); the earlier letter-scored MMLU / TruthfulQA / ToolAlpaca runs: --set
+        # datasets=mmlu,truthfulqa,toolalpaca,countries scoring=letters n_options=10
+        return cls(q2_alphas=(0.05, 0.1, 0.2), models=_MODELS, datasets=_KNOWLEDGE, scoring="text", n_options=4,
+                   n_train=100, n_cal=100, n_test=110, alphas=(0.05, 0.1, 0.2, 0.3), claim_alpha=0.05,
+                   premise_keep=2, n_single_check=0)
 
     @classmethod
     def paper(cls) -> Config:

@@ -57,7 +57,7 @@ def make_answerer(model: str, config: Any) -> Any:
     from icml25.core.errors import UsageError
     from icml25.llm import load_model
 
-    from ..llm_answerer import LLMAnswerer
+    from ..llm_answerer import LLMAnswerer, OptionTextAnswerer
 
     spec = model if ":" in model else f"pretrained:{model}"
     kind = spec.split(":", 1)[0].lower()
@@ -68,6 +68,8 @@ def make_answerer(model: str, config: Any) -> Any:
         raise UsageError(f"croq: cannot load model {spec!r} ({' '.join(str(exc).split())[:300]}); pass --set "
                          "models=<spec>[,<spec>...] with hf:/path/to/local/transformers/folder or "
                          "openai:http://host:8000/v1#<served name>") from exc
+    if getattr(config, "scoring", "letters") == "text":
+        return OptionTextAnswerer(lm, batch_size=config.batch_size)
     return LLMAnswerer(lm, batch_size=config.batch_size)
 
 
@@ -254,7 +256,9 @@ def _full_claims(report: Report, settings: list[dict], config: Any, a0: float) -
         # fails if: CP-OPT's sets prune the right answer more often than the logit sets do
         report.add_claim(f"F_{tag}_H3", f"H3: CROQ accuracy higher with CP-OPT than with logits ({s['dataset']}, "
                          f"{s['model']}, alpha={a0})", None, ro["acc_croq"] - rl["acc_croq"], ">", 0.0,
-                         kind="paper", scale=sc, requires=[cid])
+                         kind="paper", scale=sc, requires=[cid],
+                         note=f"{rl['acc_croq']:.3f} -> {ro['acc_croq']:.3f}, paired bootstrap 95% CI "
+                              f"[{ro.get('h3_lo', float('nan')):+.3f}, {ro.get('h3_hi', float('nan')):+.3f}]")
         if ok:
             competent.append(tag)
             h1.append(ratio < 1.0)

@@ -112,6 +112,8 @@ def setting_sweep(answerer: Any, train: list[MCQ], cal: list[MCQ], test: list[MC
     k_pool = np.array([q.n_options for q in pool])
     rows: list[dict[str, Any]] = []
     sizes: dict[tuple[str, float], np.ndarray] = {}
+    correct: dict[tuple[str, float], np.ndarray] = {}
+    y_test = answer_indices(test)
     scores = ("logits", "cpopt") if train else ("logits",)
     for name in scores:
         for a in alphas:
@@ -122,6 +124,7 @@ def setting_sweep(answerer: Any, train: list[MCQ], cal: list[MCQ], test: list[MC
             ev = croq.evaluate(test, passes["test"], seed=seed)
             res = croq.predict(test, passes["test"])
             sizes[(name, a)] = res.set_size.astype(float)
+            correct[(name, a)] = (res.final_answer == y_test).astype(float)
             s_pool, _ = croq.scores(pool, pool_pass)
             rc, rs = resplit_coverage(s_pool, y_pool, k_pool, len(cal), a, resplits,
                                       np.random.default_rng([seed, 5, int(a * 1000)]))
@@ -130,6 +133,8 @@ def setting_sweep(answerer: Any, train: list[MCQ], cal: list[MCQ], test: list[MC
         r = next(r for r in rows if r["score"] == "cpopt" and r["alpha"] == a)
         d, lo, hi = paired_bootstrap_ci(sizes[("logits", a)], sizes[("cpopt", a)], n_boot=2000, seed=seed)
         r.update({"size_diff": d, "size_diff_lo": lo, "size_diff_hi": hi})
+        d3, lo3, hi3 = paired_bootstrap_ci(correct[("logits", a)], correct[("cpopt", a)], n_boot=2000, seed=seed)
+        r.update({"h3_diff": d3, "h3_lo": lo3, "h3_hi": hi3})  # CROQ accuracy CP-OPT - logits, paired
     acc = float((passes["test"].answers == answer_indices(test)).mean())
     return {"rows": rows, "acc_standard": acc, "passes": passes, "pool_pass": pool_pass,
             "letter_mass": float(np.exp(np.logaddexp.reduce(passes["test"].letter_logits, axis=1)).mean())}
