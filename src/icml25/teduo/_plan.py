@@ -53,8 +53,11 @@ def teduo_plan(cfg: Config) -> Plan:
         f, note = _llm_scale(cfg.llm)
         for spec in [cfg.llm] + [m.strip() for m in cfg.llm_extra.split(",") if m.strip()]:
             fm, mnote = _llm_scale(spec)
+            # Gemma-3: the ~700-token raw-view prompts ran > 4.8 s per pair (60 pairs did not finish in 290 s), the
+            # goal view 0.5 s; SmolLM2: 0.8 + 0.3 s
+            per_pair = 5.3 if spec.endswith("gemma-3-270m") else 1.1 * fm
             costs += [UnitCost(f"{spec} as few-shot judge ({cfg.llm_shots} shots; raw and goal views)", "pair",
-                               cfg.llm_judgements, 1.1 * fm, _JUDGE, mnote),
+                               cfg.llm_judgements, per_pair, _JUDGE, mnote),
                       UnitCost(f"{spec} as constrained abstraction writer (18 literals per goal)", "goal", 28,
                                3.3 * fm, _JUDGE, mnote)]
         costs.append(UnitCost(f"{cfg.llm} writes abstraction code by free generation (~200 tokens)", "goal",
