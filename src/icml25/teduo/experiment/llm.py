@@ -31,16 +31,10 @@ def short_name(spec: str) -> str:
 
 def load_llm(cfg: Config) -> Any:
     """The configured LLM on the configured device; a failure names what to pass."""
-    from icml25.core.errors import UsageError
-    from icml25.llm import load_model
+    from icml25.llm import load_configured_model
 
-    kw = {"device": cfg.device} if cfg.device != "cpu" else {}
-    try:
-        return load_model(cfg.llm, **kw)
-    except (OSError, ValueError, ImportError, RuntimeError) as exc:
-        raise UsageError(f"teduo: cannot load {cfg.llm!r} ({' '.join(str(exc).split())[:300]}); pass --set llm="
-                         "hf:/path/to/a/local/transformers/chat/model (LoRA fine-tuning needs the weights) or "
-                         "--set llm= to skip the LLM parts") from exc
+    return load_configured_model(cfg.llm, field="llm", paper="teduo", device=cfg.device,
+                                 hint="LoRA fine-tuning needs local weights (hf:); --set llm= skips the LLM parts")
 
 
 def llm_specs(cfg: Config) -> list[str]:
