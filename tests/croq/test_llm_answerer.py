@@ -216,6 +216,7 @@ def test_option_text_answerer_equals_brute_force_first_token(smollm2) -> None:
         lps = smollm2.logprobs([ans.prompt(q)] * q.n_options, [" " + o for o in q.options])
         assert np.allclose(out.letter_logits[i, :q.n_options], [lp[0] for lp in lps], atol=1e-4)
     assert np.isneginf(out.letter_logits[0, 3]) and out.hidden.shape[0] == 2
-    assert ans.collisions(qs) == 0.0
+    # SmolLM2 spells " 3" as " " + "3": the digit options share their first token, the city names do not
+    assert ans.collisions(qs[1:]) == 0.0 and ans.collisions(qs[:1]) == 1.0
     shot = OptionTextAnswerer(smollm2, examples=[qs[1]])
     assert "Answer: Paris" in shot.prompt(qs[0])
