@@ -84,7 +84,7 @@ class PeerResult:
     val_mae: list[float] = field(default_factory=list)
     best_epoch: int = -1
     epochs_run: int = 0
-    steps: int = 0
+    steps: int = 0  # training steps at the last validation check
     seconds: float = 0.0
     fit_seconds: float = 0.0
 
@@ -239,8 +239,9 @@ def fit_peer(name: str, values: Any, split: str, seq_len: int = 96, horizon: int
                            f"(shapes {target.shape} vs {ours.shape}); the split or the frame is misaligned")
     diff = pred.astype(np.float64) - target.astype(np.float64)
     return PeerResult(name, float(np.abs(diff).mean()), float((diff * diff).mean()), pred, target, val_mae,
-                      restore.best_index, len(val_mae), int(fitted.global_step) if hasattr(fitted, "global_step")
-                      else 0, time.perf_counter() - t0, fit_seconds)
+                      restore.best_index, len(val_mae),
+                      int(fitted.valid_trajectories[-1][0]) if fitted.valid_trajectories else 0,
+                      time.perf_counter() - t0, fit_seconds)
 
 
 def _predict_test(nf: Any, std: np.ndarray, start: int, n: int, seq_len: int, horizon: int, D: int
