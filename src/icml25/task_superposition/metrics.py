@@ -171,7 +171,7 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
 
     n = check_int(n, "n", low=1)
     successes = check_int(successes, "successes", low=0, high=n)
-    z = check_real(z, "z", low=0.0)
+    z = check_real(z, "z", low=0.0, low_open=True)
     p = successes / n
     den = 1 + z * z / n
     mid = (p + z * z / (2 * n)) / den

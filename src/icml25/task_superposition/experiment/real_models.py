@@ -27,18 +27,12 @@ def _probs(model: Any, items: list[Any], stub: bool) -> np.ndarray:
 
 def load_real(name: str, device: str = "cpu") -> Any:
     """Load a real model by pretrained name or load_model spec; a failure names what to pass instead."""
-    from icml25.core.errors import UsageError
-    from icml25.llm import load_model
+    from icml25.llm import load_configured_model
 
     spec = name if ":" in name else f"pretrained:{name}"
-    kind = spec.split(":", 1)[0].lower()
-    kw = {"device": device} if kind in ("hf", "pretrained") and device != "cpu" else {}
-    try:
-        return load_model(spec, **kw)
-    except (OSError, ValueError, ImportError, RuntimeError) as exc:
-        raise UsageError(f"task_superposition: cannot load model {spec!r} ({' '.join(str(exc).split())[:300]}); "
-                         "pass --set real_models=... (and tv_model=...) with hf:/path/to/local/weights or "
-                         "openai:http://host:8000/v1#<served name> (a vLLM server: echo + prompt log-probs)") from exc
+    return load_configured_model(spec, field="real_models", paper="task_superposition", device=device,
+                                 hint="tv_model likewise; an OpenAI-compatible server must return prompt log-probs "
+                                      "(echo)")
 
 
 def real_eval(model: Any, cfg: Config, spec: str, seed: int, stub: bool,
