@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 from typing import Any
 
 from icml25.core.plan import Needs, Plan, UnitCost, closest_preset
@@ -124,7 +125,8 @@ def spikf_plan(cfg: Any) -> Plan:
     shipped = {"ETTh1", "ETTh2"}
     by_hand = "place it in $ICML25_CACHE/spikf or ~/.cache/icml25/spikf (Autoformer bundle)"
     downloads = tuple(f"{BENCHMARKS[n][0]} ({'--allow-download from ETDataset' if BENCHMARKS[n][2] else by_hand})"
-                      for n in names if n not in shipped)
+                      for n in names if n not in shipped
+                      and not (cfg.data_dir and (Path(cfg.data_dir) / BENCHMARKS[n][0]).is_file()))
     big = max(SIZES[n][1] for n in names)
     sizes = {(cell_cfg(c).T, cell_cfg(c).patch_num, cell_cfg(c).patch_dim, cell_cfg(c).hidden_dim,
               cell_cfg(c).blocks) for c in cfg.cells}
