@@ -81,7 +81,7 @@ def test_bad_csv_files(tmp_path: Path) -> None:
 def test_missing_benchmark_names_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ICML25_CACHE", str(tmp_path))
     with pytest.raises(DataNotFoundError, match="ETDataset"):
-        load_benchmark("ETTm1", allow_download=False)
+        load_benchmark("ETTm2", allow_download=False)  # ETTm1 ships; ETTm2 does not
     with pytest.raises(DataNotFoundError, match="path="):
         load_benchmark("traffic")
     with pytest.raises(ValueError, match="name"):

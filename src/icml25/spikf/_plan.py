@@ -122,7 +122,9 @@ def spikf_plan(cfg: Any) -> Plan:
                            "window x variable x horizon step", peer_eval, PEER_EVAL_SECONDS,
                            "2-core CPU (ETTh1-96 preview run)", "")]
     names = sorted({c.rsplit("-", 1)[0] for c in cfg.cells} | set(cfg.peer_datasets), key=list(SIZES).index)
-    shipped = {"ETTh1", "ETTh2"}
+    from icml25.core.data import shipped_path
+
+    shipped = {n for n in names if shipped_path("spikf", BENCHMARKS[n][0]).is_file()}
     by_hand = "place it in $ICML25_CACHE/spikf or ~/.cache/icml25/spikf (Autoformer bundle)"
     downloads = tuple(f"{BENCHMARKS[n][0]} ({'--allow-download from ETDataset' if BENCHMARKS[n][2] else by_hand})"
                       for n in names if n not in shipped

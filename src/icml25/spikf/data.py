@@ -43,7 +43,8 @@ BENCHMARKS: dict[str, tuple[str, str, str | None, str | None]] = {
               "db973ca252c6410a30d0469b13d696cf919648d0f3fd588c60f03fdbdbadd1fd"),
     # the Autoformer benchmark bundle (Google Drive, no stable raw URL): pass path=... to a local copy
     "weather": ("weather.csv", "ratio", None, None),
-    "exchange_rate": ("exchange_rate.csv", "ratio", None, None),
+    "exchange_rate": ("exchange_rate.csv", "ratio", None,
+                      "d55e7aa2641009814a18ba3279431b13f6d413b0eab195b9ff21988d8cf94e97"),
     "national_illness": ("national_illness.csv", "ratio", None, None),
     "electricity": ("electricity.csv", "ratio", None, None),
     "traffic": ("traffic.csv", "ratio", None, None),

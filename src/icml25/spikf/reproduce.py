@@ -104,7 +104,7 @@ class Config:
         # most 4,300 training windows (ETTh: stride 2 as SpikF's cells; ETTm1 stride 8; weather stride 9)
         return cls(cells=("ETTh1-96", "ETTh1-336", "ETTh2-96", "ETTh2-336"), n_seeds=3, patch_dim=32, hidden_dim=256,
                    train_stride=2, val_stride=1, lr=5e-4, test_limit=0, energy_windows=1024,
-                   peers=("PatchTST", "iTransformer", "DLinear"), peer_datasets=("ETTh1", "ETTh2", "ETTm1", "weather"),
+                   peers=("PatchTST", "iTransformer", "DLinear"), peer_datasets=("ETTh1", "ETTh2", "ETTm1", "exchange_rate"),
                    peer_horizons=(96, 336), peer_epochs=3, peer_windows=4300)
 
     @classmethod
