@@ -27,6 +27,22 @@ class _Ranker:
         return AnswerOutput(z, np.ones((len(qs), 2)) * np.arange(len(qs))[:, None])
 
 
+_HF: list[Any] = []
+
+
+def _hf_lm() -> Any:
+    """A tiny random GPT-2 behind HFModel (OptionTextAnswerer needs a local transformers backend), built once."""
+    if not _HF:
+        import tempfile
+
+        from icml25.llm import HFModel, save_random_gpt2
+
+        corpus = ["Question: which city ? Options: A. Paris B. Rome C. Oslo D. Bern Answer: Paris"] * 4
+        _HF.append(HFModel(save_random_gpt2(tempfile.mkdtemp(prefix="icml25-croq-gpt2-"), corpus, n_layer=1,
+                                            n_embd=16)))
+    return _HF[0]
+
+
 class _LM:
     """A fake LanguageModel: letter tokens are their own ids."""
 
@@ -119,6 +135,8 @@ CASES = [
                  obj=lambda: __import__("icml25.croq", fromlist=["x"]).LLMAnswerer(_LM(), letter_variants=("",))),
     BadInputCase("LLMAnswerer.letter_mass", lambda: {"mcqs": _qs(3)},
                  obj=lambda: __import__("icml25.croq", fromlist=["x"]).LLMAnswerer(_LM(), letter_variants=("",))),
+    BadInputCase("OptionTextAnswerer", lambda: {"lm": _hf_lm(), "option_prefix": " ", "batch_size": 8, "top_k": 5},
+                 {"batch_size": SIZE, "top_k": SIZE}),
     BadInputCase("TopLogprobsAnswerer", lambda: {"top_logprobs_fn": lambda ps: [{"A": -0.1, "B": -2.0}] * len(ps),
                                                  "floor": -20.0}, {"floor": REAL}),
     BadInputCase("OpenAICompatibleAnswerer", lambda: {"base_url": "http://localhost:8000/v1", "model": "m",

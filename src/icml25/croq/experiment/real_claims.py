@@ -54,20 +54,13 @@ def split_sizes(config: Any, n_questions: int) -> tuple[int, int, int]:
 def make_answerer(model: str, config: Any) -> Any:
     """LLMAnswerer of a pretrained name or a load_model spec (``hf:<folder>``, ``openai:<url>#<name>``); a model that
     cannot be loaded stops the run with one line naming what to pass."""
-    from icml25.core.errors import UsageError
-    from icml25.llm import load_model
+    from icml25.llm import load_configured_model
 
     from ..llm_answerer import LLMAnswerer, OptionTextAnswerer
 
     spec = model if ":" in model else f"pretrained:{model}"
-    kind = spec.split(":", 1)[0].lower()
-    kw = {"device": config.device} if kind in ("hf", "pretrained") and config.device != "cpu" else {}
-    try:
-        lm = load_model(spec, **kw)
-    except (OSError, ValueError, ImportError, RuntimeError) as exc:
-        raise UsageError(f"croq: cannot load model {spec!r} ({' '.join(str(exc).split())[:300]}); pass --set "
-                         "models=<spec>[,<spec>...] with hf:/path/to/local/transformers/folder or "
-                         "openai:http://host:8000/v1#<served name>") from exc
+    lm = load_configured_model(spec, field="models", paper="croq", device=config.device,
+                               hint="several models: --set models=<spec>,<spec>")
     if getattr(config, "scoring", "letters") == "text":
         return OptionTextAnswerer(lm, batch_size=config.batch_size)
     return LLMAnswerer(lm, batch_size=config.batch_size)
