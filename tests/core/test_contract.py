@@ -83,14 +83,15 @@ def test_quick_claims_hold(slug: str, tmp_path: Path) -> None:
 RERUN_BUDGET_S = float(os.environ.get("ICML25_RERUN_BUDGET_S", "10"))
 
 
-def _over_budget(slug: str) -> bool:
-    return (quick_report(slug).wall_time_s or 0.0) > RERUN_BUDGET_S
-
-
-def _skip_to_rerun(slug: str, test: str) -> None:
+def _run_in_this_phase(slug: str, rerun_phase: bool, other_test: str) -> None:
+    """Skip unless ``slug``'s re-run check belongs to this phase: the default suite for a quick run within
+    :data:`RERUN_BUDGET_S`, the rerun phase (``make test-rerun``, ``-m rerun``) for a longer one. ``other_test``
+    names the test that checks it in the other phase."""
     took = quick_report(slug).wall_time_s or 0.0
-    pytest.skip(f"{slug}'s quick run took {took:.0f}s > {RERUN_BUDGET_S:.0f}s; {test} checks it in the rerun phase "
-                "(make test-rerun, or pytest -m rerun)")
+    if (took > RERUN_BUDGET_S) != rerun_phase:
+        where = "the default suite" if rerun_phase else "the rerun phase (make test-rerun, or pytest -m rerun)"
+        pytest.skip(f"{slug}'s quick run took {took:.0f}s (budget {RERUN_BUDGET_S:.0f}s); {other_test} checks it "
+                    f"in {where}")
 
 
 def _check_stub(slug: str, out: Path) -> None:
@@ -118,8 +119,7 @@ def _check_stub(slug: str, out: Path) -> None:
 @pytest.mark.parametrize("slug", [_group(s) for s in SLUGS])
 def test_stub_fails_every_quick_paper_claim(slug: str, tmp_path: Path) -> None:
     """:func:`_check_stub` for a paper whose quick run fits :data:`RERUN_BUDGET_S` (the others: the rerun phase)."""
-    if _over_budget(slug):
-        _skip_to_rerun(slug, "test_rerun_stub_fails_every_quick_paper_claim")
+    _run_in_this_phase(slug, False, "test_rerun_stub_fails_every_quick_paper_claim")
     _check_stub(slug, tmp_path)
 
 
@@ -128,8 +128,7 @@ def test_stub_fails_every_quick_paper_claim(slug: str, tmp_path: Path) -> None:
 def test_rerun_stub_fails_every_quick_paper_claim(slug: str, tmp_path: Path) -> None:
     """:func:`_check_stub` for a paper whose quick run is over :data:`RERUN_BUDGET_S` (the others: the default
     suite)."""
-    if not _over_budget(slug):
-        pytest.skip(f"{slug}'s stub is checked by test_stub_fails_every_quick_paper_claim in the default suite")
+    _run_in_this_phase(slug, True, "test_stub_fails_every_quick_paper_claim")
     _check_stub(slug, tmp_path)
 
 
@@ -158,8 +157,7 @@ def _check_deterministic(slug: str, out: Path) -> None:
 def test_quick_reproduction_is_deterministic(slug: str, tmp_path: Path) -> None:
     """Same seed, same numbers: a second quick run at seed 0 reproduces the cached quick report exactly (papers whose
     quick run fits :data:`RERUN_BUDGET_S`; the others: the rerun phase)."""
-    if _over_budget(slug):
-        _skip_to_rerun(slug, "test_rerun_quick_reproduction_is_deterministic")
+    _run_in_this_phase(slug, False, "test_rerun_quick_reproduction_is_deterministic")
     _check_deterministic(slug, tmp_path)
 
 
@@ -167,8 +165,7 @@ def test_quick_reproduction_is_deterministic(slug: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("slug", [_group(s) for s in SLUGS])
 def test_rerun_quick_reproduction_is_deterministic(slug: str, tmp_path: Path) -> None:
     """The same check for the papers whose quick run is over :data:`RERUN_BUDGET_S`."""
-    if not _over_budget(slug):
-        pytest.skip(f"{slug}'s determinism is checked by test_quick_reproduction_is_deterministic in the default suite")
+    _run_in_this_phase(slug, True, "test_quick_reproduction_is_deterministic")
     _check_deterministic(slug, tmp_path)
 
 
