@@ -186,8 +186,9 @@ class DeMark:
                 out = torch.full_like(scores, -float("inf"))
                 for r in range(scores.shape[0]):
                     top = torch.topk(scores[r], dm.top_k).indices
-                    g = dm.green_hat(input_ids[r].tolist(), top.numpy())
-                    out[r, top] = scores[r, top] - dm.eta * dm.delta_hat * torch.as_tensor(g, dtype=scores.dtype)
+                    g = dm.green_hat(input_ids[r].tolist(), top.cpu().numpy())
+                    out[r, top] = scores[r, top] - dm.eta * dm.delta_hat * torch.as_tensor(g, dtype=scores.dtype,
+                                                                                            device=scores.device)
                 return out
 
         return _DeMarkProcessor()

@@ -90,18 +90,21 @@ class LocalLM(NextTokenLM):
         import torch
 
         batch = check_id_batch(batch, self.vocab_size)
+        params = getattr(self.module, "parameters", None)
+        first = next(iter(params()), None) if callable(params) else None
+        device = first.device if first is not None else torch.device("cpu")  # ids go where the module's weights are
         rows = []
         with torch.no_grad():
             for s in range(0, len(batch), self.batch_size):
                 chunk = batch[s: s + self.batch_size]
                 T = max(len(c) for c in chunk)
-                idx = torch.zeros((len(chunk), T), dtype=torch.long)
+                idx = torch.zeros((len(chunk), T), dtype=torch.long, device=device)
                 for r, c in enumerate(chunk):
-                    idx[r, : len(c)] = torch.tensor(c)
+                    idx[r, : len(c)] = torch.tensor(c, device=device)
                 out = self.module(idx)
                 logits = getattr(out, "logits", out)
-                last = torch.tensor([len(c) - 1 for c in chunk])
-                rows.append(logits[torch.arange(len(chunk)), last].float().numpy())
+                last = torch.tensor([len(c) - 1 for c in chunk], device=logits.device)
+                rows.append(logits[torch.arange(len(chunk), device=logits.device), last].float().cpu().numpy())
         out = np.concatenate(rows)
         if out.shape[1] != self.vocab_size:
             raise ValueError(f"the module returned {out.shape[1]} logits per token, expected vocab_size={self.vocab_size}")

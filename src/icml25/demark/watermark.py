@@ -112,7 +112,7 @@ def _lmw_hashint(x: int) -> int:
         import torch
 
         g = torch.Generator().manual_seed(2971215073)
-        _LMW_TABLE.append(torch.randperm(1_000_003, generator=g).numpy())
+        _LMW_TABLE.append(torch.randperm(1_000_003, generator=g, device="cpu").numpy())
     return int(_LMW_TABLE[0][x % 1_000_003]) + 1
 
 
@@ -195,7 +195,7 @@ class KGWWatermark:
                 import torch
 
                 g = torch.Generator().manual_seed(self.key)
-                self._key_perm = torch.randperm(V, generator=g).tolist()
+                self._key_perm = torch.randperm(V, generator=g, device="cpu").tolist()
             perm = self._key_perm
             if prf == "markllm-time":
                 f = perm[math.prod(w) % V]
@@ -226,7 +226,7 @@ class KGWWatermark:
         import torch
 
         g = torch.Generator().manual_seed(self.seed(w))
-        ids = np.sort(torch.randperm(self.vocab_size, generator=g)[: self.n_green].numpy())
+        ids = np.sort(torch.randperm(self.vocab_size, generator=g, device="cpu")[: self.n_green].numpy())
         self._cache[w] = ids
         if len(self._cache) > _CACHE_SIZE:
             self._cache.popitem(last=False)
