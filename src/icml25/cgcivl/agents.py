@@ -128,7 +128,8 @@ class GCIVL:
             self.values.to(self.device)
             self.targets.to(self.device)
             self.actors.to(self.device)
-        self.value_opt = torch.optim.Adam(self.values.parameters(), lr=c.lr)
+        # foreach: one fused pass over the parameter list (torch's default on CUDA; the same values on the CPU)
+        self.value_opt = torch.optim.Adam(self.values.parameters(), lr=c.lr, foreach=True)
         self.actor_opt = torch.optim.Adam(self.actors.parameters(), lr=c.lr) if len(self.actors) else None
         self.steps = 0
 
@@ -152,8 +153,8 @@ class GCIVL:
         m = self._t(batch["masks"])
         v = self._v(self.values, s, g)
         with torch.no_grad():
-            both = self._v(self.targets, torch.cat([s, s2]), torch.cat([g, g]))
-        v_t, nv_t = both[:, : len(s)], both[:, len(s):]
+            pairs = [net.shared_goal(s, s2, g) for net in self.targets]  # (V(s, g), V(s', g)) per target network
+        v_t, nv_t = torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])
         floor = c.penalty_floor and c.alpha_c > 0
         loss, info = ivl_loss(v, nv_t, v_t, r, m, discount=c.discount, expectile=c.expectile, clip_targets=floor)
         if c.alpha_c > 0:
@@ -193,10 +194,11 @@ class GCIVL:
         self.value_opt.zero_grad(set_to_none=True)
         loss.backward()
         self.value_opt.step()
-        with torch.no_grad():
+        with torch.no_grad():  # Polyak: pt <- (1 - tau) pt + tau p, over the whole parameter list at once
             tau = self.config.tau
-            for p, pt in zip(self.values.parameters(), self.targets.parameters()):
-                pt.mul_(1 - tau).add_(p, alpha=tau)
+            targets = list(self.targets.parameters())
+            torch._foreach_mul_(targets, 1 - tau)
+            torch._foreach_add_(targets, list(self.values.parameters()), alpha=tau)
         if self.actor_opt is not None:
             aloss, ainfo = self.actor_loss(batch)
             self.actor_opt.zero_grad(set_to_none=True)

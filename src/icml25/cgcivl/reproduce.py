@@ -106,7 +106,9 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config, stub: bool = F
     check_int(seed, "seed", low=0)
     with thread_limits(1):
         rep = Report(slug="cgcivl", title=TITLE)
-        q = experiment.train_block(config, "medium", config.q_episodes, config.q_updates, config.q_seeds, "flat",
+        # Q2 trains values only (actor "none"): the actor never influences V (its AWR loss reads V without
+        # gradient and draws no random numbers), so the values and every Q2 number are those of a run with an actor
+        q = experiment.train_block(config, "medium", config.q_episodes, config.q_updates, config.q_seeds, "none",
                                    False, False, seed, stub)
         checks = experiment.mechanism_checks(config, experiment.check_data(config, q, seed), q["layout"], seed)
         experiment.add_q1_claims(rep, checks)
