@@ -138,7 +138,7 @@ def train_cat_adapter(vae: nn.Module, images: Any, *, steps: int = 300, lr: floa
         lpips = require("lpips", extra="cat-metrics")
         perceptual = lpips.LPIPS(net="vgg", verbose=False).eval()
     g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, foreach=True)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps) if schedule == "cosine" else None
     vae.train()
     losses = []

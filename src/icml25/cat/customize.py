@@ -94,7 +94,7 @@ def dreambooth(denoiser: nn.Module, schedule: NoiseSchedule, latents: Any, token
         with torch.no_grad():
             model.class_emb.weight[token] = model.class_emb.weight[src]
     g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, foreach=True)
     c = torch.full((batch_size,), token, dtype=torch.long, device=dev)
     model.train()
     for _ in progress(range(steps), "DreamBooth"):

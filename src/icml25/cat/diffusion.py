@@ -236,7 +236,7 @@ def train_denoiser(denoiser: nn.Module, schedule: NoiseSchedule, latents: Any, l
     if null_class is not None:
         null_class = check_int(null_class, "null_class", low=0, high=denoiser.n_classes - 1)
     g = torch.Generator().manual_seed(check_int(seed, "seed", low=0))
-    opt = torch.optim.Adam(denoiser.parameters(), lr=lr)
+    opt = torch.optim.Adam(denoiser.parameters(), lr=lr, foreach=True)
     denoiser.train()
     losses = []
     for _ in progress(range(steps), "diffusion training"):

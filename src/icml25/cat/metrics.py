@@ -144,7 +144,7 @@ def train_classifier(images: Any, labels: Any, *, steps: int = 400, batch_size: 
     torch.manual_seed(int(torch.randint(2**31 - 1, (1,), generator=g, device=g.device)))
     clf = DigitClassifier()  # on torch's default device
     x, y = x.to(module_device(clf)), y.to(module_device(clf))
-    opt = torch.optim.Adam(clf.parameters(), lr=lr)
+    opt = torch.optim.Adam(clf.parameters(), lr=lr, foreach=True)
     for _ in progress(range(steps), "classifier training"):
         idx = torch.randint(len(x), (batch_size,), generator=g, device=g.device).to(x.device)
         loss = nn.functional.cross_entropy(clf(x[idx]), y[idx])

@@ -309,7 +309,7 @@ def _aspl_rounds(x: torch.Tensor, vae: nn.Module, denoiser: nn.Module, schedule:
     def finetune(model: nn.Module, imgs: torch.Tensor) -> None:
         for p in model.parameters():
             p.requires_grad_(True)
-        opt = torch.optim.Adam(model.parameters(), lr=lr)
+        opt = torch.optim.Adam(model.parameters(), lr=lr, foreach=True)
         model.train()
         for _ in range(surrogate_steps):
             with torch.no_grad():

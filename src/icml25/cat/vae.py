@@ -190,7 +190,7 @@ def train_vae(vae: TinyVAE, images: Any, *, steps: int = 1500, batch_size: int =
     seed = check_int(seed, "seed", low=0)
     g = torch.Generator().manual_seed(seed)
     x = x.to(next(vae.parameters()).device)
-    opt = torch.optim.Adam(vae.parameters(), lr=lr)
+    opt = torch.optim.Adam(vae.parameters(), lr=lr, foreach=True)
     losses = []
     vae.train()
     for _ in progress(range(steps), "VAE training"):
