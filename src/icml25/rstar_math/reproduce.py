@@ -118,7 +118,11 @@ class Config:
 
     @classmethod
     def quick(cls) -> Config:
-        return cls()
+        """The defaults with smaller budgets where the quick claims (A1-A5, B1-B3) allow (issue 42: the quick run is
+        part of the default test suite): base pretraining 150 steps, PPM 100 steps, B2 on 20 held-out problems,
+        and the evaluation and ablations (full-scale claims only) on 4 test problems with 5-step ablation models and
+        one rejection sample per pool problem."""
+        return cls(pretrain_steps=150, ppm_steps=100, n_heldout=20, n_test=4, ablation_steps=5, rejection_samples=1)
 
     @classmethod
     def full(cls) -> Config:

@@ -56,6 +56,8 @@ class CodeExecutor(Protocol):
 
 
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Div, ast.Mod, ast.Pow)
+#: nodes allowed as they are (an Assign's targets are checked separately)
+_PLAIN = (ast.Module, ast.Load, ast.Store, ast.Expr, ast.Assign, ast.Name, ast.UAdd, ast.USub, ast.UnaryOp, *_BINOPS)
 
 
 class SafeArithExecutor:
@@ -84,9 +86,14 @@ class SafeArithExecutor:
         self.max_exponent = check_int(max_exponent, "max_exponent", low=1)
 
     def _check(self, tree: ast.Module) -> str | None:
+        """The first disallowed node in ``ast.walk`` order, else the first assignment to a non-name, else None
+        (one walk: the assignment rule is only reported when no node is disallowed)."""
+        target = None
         for node in ast.walk(tree):
-            if isinstance(node, (ast.Module, ast.Load, ast.Store, ast.Expr, ast.Assign, ast.Name,
-                                 ast.UAdd, ast.USub, ast.UnaryOp, *_BINOPS)):
+            if isinstance(node, _PLAIN):
+                if target is None and isinstance(node, ast.Assign) and not all(isinstance(t, ast.Name)
+                                                                               for t in node.targets):
+                    target = "assignment target"
                 continue
             if isinstance(node, ast.BinOp):
                 if not isinstance(node.op, _BINOPS):
@@ -105,12 +112,7 @@ class SafeArithExecutor:
                     return "call other than print"
                 continue
             return f"node {type(node).__name__}"
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Expr) and not isinstance(node.value, ast.Call):
-                continue
-            if isinstance(node, ast.Assign) and not all(isinstance(t, ast.Name) for t in node.targets):
-                return "assignment target"
-        return None
+        return target
 
     def _eval(self, node: ast.AST, env: dict[str, float]) -> float:
         if isinstance(node, ast.Constant):
