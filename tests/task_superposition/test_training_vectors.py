@@ -37,6 +37,57 @@ def test_training_batch_masks_exactly_the_answers_and_terminators():
         assert len(tasks) <= 1
 
 
+def _reference_batch(family, tokenizer, rng, batch_size, m_min, m_max):
+    """icl_training_batch as it was written before its fast path: build_prompt, one encode per head and tail."""
+    from icml25.task_superposition.prompts import build_prompt
+
+    rows = []
+    for _ in range(batch_size):
+        k = int(rng.integers(family.K))
+        m = int(rng.integers(m_min, m_max + 1))
+        counts = np.zeros(family.K, dtype=int)
+        counts[k] = m
+        item = build_prompt(family, counts, rng)
+        ids, mask = [tokenizer.eot_id], [0]
+        segments = item.prompt.split(family.joiner) if m else [item.prompt]
+        for j, line in enumerate(segments):
+            if j < len(segments) - 1:
+                head, _, ans = line.rpartition(family.sep)
+                head += family.sep
+                tail = ans + family.joiner
+            else:
+                head, tail = line, item.answers[k] + family.joiner
+            h, t = tokenizer.encode(head), tokenizer.encode(tail)
+            ids += h + t
+            mask += [0] * len(h) + [1] * len(t)
+        rows.append((ids, mask))
+    T = max(len(r[0]) for r in rows) - 1
+    x = np.full((batch_size, T), tokenizer.pad_id, dtype=np.int64)
+    y = np.full((batch_size, T), tokenizer.pad_id, dtype=np.int64)
+    w = np.zeros((batch_size, T), dtype=np.float32)
+    for r, (ids, mask) in enumerate(rows):
+        n = len(ids) - 1
+        x[r, :n], y[r, :n], w[r, :n] = ids[:-1], ids[1:], mask[1:]
+    return x, y, w
+
+
+@pytest.mark.parametrize("tasks,m_min,tok_kind", [(["copyA", "copyB"], 1, "char"), (None, 0, "char"),
+                                                  (["copyA", "add_mod10"], 0, "byte")])
+def test_training_batch_fast_path_equals_build_prompt(tasks, m_min, tok_kind):
+    """The training batches (fast path: no PromptItem, one look-up per character) are the arrays of build_prompt
+    plus per-segment encoding, and leave the generator in the same state (the next batches agree too)."""
+    from icml25.llm.tokenizers import ByteTokenizer, CharTokenizer
+
+    fam = synthetic_family("F-AB", tasks) if tasks else synthetic_family("F-AB")
+    tok = CharTokenizer(fam.alphabet) if tok_kind == "char" else ByteTokenizer()
+    fast, ref = np.random.default_rng(5), np.random.default_rng(5)
+    for _ in range(4):
+        a = icl_training_batch(fam, tok, fast, 16, m_min, 8)
+        b = _reference_batch(fam, tok, ref, 16, m_min, 8)
+        for u, v in zip(a, b):
+            assert u.dtype == v.dtype and u.shape == v.shape and np.array_equal(u, v)
+
+
 def test_training_reduces_the_loss():
     import torch
 

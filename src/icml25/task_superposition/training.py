@@ -50,22 +50,25 @@ def icl_training_batch(family: TaskFamily, tokenizer: Any, rng: np.random.Genera
     batch_size = check_int(batch_size, "batch_size", low=1)
     m_max = check_int(m_max, "m_max", low=1)
     m_min = check_int(m_min, "m_min", low=0, high=m_max)
+    char_ids = _char_ids(tokenizer)
     rows = []
     for _ in range(batch_size):
         k = int(rng.integers(family.K))
         m = int(rng.integers(m_min, m_max + 1))
-        counts = np.zeros(family.K, dtype=int)
-        counts[k] = m
-        item = build_prompt(family, counts, rng)
+        prompt, answer = _single_task_prompt(family, k, m, rng)
+        lines = prompt.split(family.joiner) if m else [prompt]
+        fast = None if char_ids is None else _encode_rows_chars(char_ids, tokenizer.eot_id, family, lines, answer)
+        if fast is not None:
+            rows.append(fast)
+            continue
         ids, mask = [tokenizer.eot_id], [0]
-        segments = item.prompt.split(family.joiner) if m else [item.prompt]
-        for j, line in enumerate(segments):
-            if j < len(segments) - 1:
+        for j, line in enumerate(lines):
+            if j < len(lines) - 1:
                 head, _, ans = line.rpartition(family.sep)
                 head += family.sep
                 tail = ans + family.joiner
             else:
-                head, tail = line, item.answers[k] + family.joiner
+                head, tail = line, answer + family.joiner
             h, t = tokenizer.encode(head), tokenizer.encode(tail)
             ids += h + t
             mask += [0] * len(h) + [1] * len(t)
@@ -78,6 +81,68 @@ def icl_training_batch(family: TaskFamily, tokenizer: Any, rng: np.random.Genera
         n = len(ids) - 1
         x[r, :n], y[r, :n], w[r, :n] = ids[:-1], ids[1:], mask[1:]
     return x, y, w
+
+
+def _single_task_prompt(family: TaskFamily, k: int, m: int, rng: np.random.Generator) -> tuple[str, str]:
+    """The prompt (``m`` examples of task ``k``, then the query) and task ``k``'s answer of
+    ``build_prompt(family, m * e_k, rng)``: the same draws from ``rng`` in the same order, so the same prompt,
+    without the checks and the :class:`PromptItem` (the training loop builds one prompt per row and step)."""
+    from .prompts import _MAX_DRAWS, _draw_query
+
+    xq, ans = _draw_query(family, rng)
+    fmt = family.format_input
+    qtext = fmt(xq)
+    counts = np.zeros(family.K, dtype=int)
+    counts[k] = m
+    slots = rng.permutation(np.repeat(np.arange(family.K), counts))  # the draws of build_prompt's random order
+    lines = []
+    for _ in slots:
+        for _ in range(_MAX_DRAWS):
+            x = family.sample_input(rng)
+            if fmt(x) != qtext:
+                break
+        else:
+            raise RuntimeError(f"family {family.name!r}: could not draw an example input different from the query")
+        lines.append(family.example(x, k))
+    query = family.query(xq)
+    return (family.joiner.join([*lines, query]) if lines else query), ans[k]
+
+
+def _char_ids(tokenizer: Any) -> tuple[dict[str, int], int, tuple[str, ...]] | None:
+    """``(char -> id, unk id, special strings)`` of a :class:`~icml25.llm.tokenizers.CharTokenizer` (whose
+    ``encode`` maps every character outside a special-token string to its id), else None."""
+    from icml25.llm.tokenizers import CharTokenizer
+
+    if type(tokenizer) is not CharTokenizer:
+        return None
+    specials = tuple(s for s in tokenizer.specials if len(s) > 1)
+    return tokenizer.stoi, tokenizer.unk_id, specials
+
+
+def _encode_rows_chars(char_ids: tuple[dict[str, int], int, tuple[str, ...]], eot: int, family: TaskFamily,
+                       lines: list[str], answer: str) -> tuple[list[int], list[int]] | None:
+    """The ids and loss mask of the generic path (one ``encode`` per head and tail) with one dictionary look-up per
+    character: the same lists for a character tokenizer; None when the text holds a special-token string (then
+    the generic path decides)."""
+    stoi, unk, specials = char_ids
+    sep, joiner = family.sep, family.joiner
+    parts, mask = [], [0]
+    last = len(lines) - 1
+    for j, line in enumerate(lines):
+        if j < last:
+            head, _, ans = line.rpartition(sep)
+            head += sep
+            tail = ans + joiner
+        else:
+            head, tail = line, answer + joiner
+        parts.append(head)
+        parts.append(tail)
+        mask += [0] * len(head)
+        mask += [1] * len(tail)
+    text = "".join(parts)
+    if any(s in text for s in specials):
+        return None
+    return [eot, *(stoi.get(c, unk) for c in text)], mask
 
 
 def train_icl_model(family: TaskFamily, size: str = "M", steps: int = 800, seed: int = 0, lr: float = 3e-3,
