@@ -20,6 +20,24 @@ def test_config_presets_and_validation():
         Config(pooling="max")
     with pytest.raises(ValueError, match="attn_prob_step"):
         Config(attn_prob_step="big")
+    # the per-task GLUE table (issue 47): full runs the other shipped tasks, quick none
+    assert Config.quick().glue_tasks == ()
+    assert set(Config.full().glue_tasks) == {"mrpc", "rte", "cola", "stsb"}
+    with pytest.raises(ValueError, match="glue_tasks"):
+        Config(glue_tasks=("mnli",))
+    with pytest.raises(TypeError, match="glue_tasks"):
+        Config(glue_tasks=["rte"])
+    with pytest.raises(ValueError, match="glue_n_train"):
+        Config(glue_n_train=10)
+
+
+def test_constant_prediction_baseline_per_task():
+    from icml25.sorbet.experiment import _constant_metric
+
+    assert _constant_metric("sst2", [1, 1, 0], [1, 0, 1, 0]) == 0.5
+    assert abs(_constant_metric("mrpc", [1, 1, 0], [1, 0, 1, 1]) - 2 * 0.75 / 1.75) < 1e-12  # F1 of "all positive"
+    assert _constant_metric("cola", [0, 1, 1], [1, 0, 1]) == 0.0  # MCC of a constant prediction
+    assert math.isnan(_constant_metric("stsb", [0.5, 4.0], [1.0, 2.0]))  # regression: no constant baseline
 
 
 def test_claim_set_depends_on_the_task():
@@ -51,3 +69,21 @@ def test_pair_and_regression_tasks_run_end_to_end(minilm, tmp_path):
         rep = reproduce(Scale.QUICK, 0, tmp_path, cfg)
         assert [c.id for c in rep.claims] == ["Q3", "Q4", "Q5", "Q6", "E1"]  # E1: full scale, the energy ratio
         assert all(c.held for c in rep.claims_at(Scale.QUICK)), [(c.id, c.measured) for c in rep.claims]
+
+
+@pytest.mark.slow
+def test_glue_table_runs_the_other_tasks(minilm, tmp_path):
+    """The per-task GLUE table: the main task's row plus one row per other task, the paper columns 'not read'."""
+    from icml25.core import Scale
+    from icml25.sorbet.reproduce import reproduce
+
+    cfg = Config(n_train=64, batch_size=16, max_length=32, dev_batch=128, glue_tasks=("sst2", "rte"),
+                 glue_n_train=64)
+    rep = reproduce(Scale.QUICK, 0, tmp_path, cfg)
+    name = next(k for k in rep.tables if k.startswith("GLUE tasks"))
+    rows = rep.tables[name]
+    assert [r["task"] for r in rows] == ["sst2", "rte"]  # the main task is not run twice
+    assert rows[1]["train examples"] == 64 and rows[1]["dev examples"] == 277
+    assert all(r["paper: Sorbet"] == "not read" and r["paper: BERT"] == "not read" for r in rows)
+    assert all(0.0 <= r["Sorbet W1A4 (ours)"] <= 1.0 and r["CPU (s)"] > 0 for r in rows)
+    assert [c.id for c in rep.claims] == ["Q1", "Q2", "Q2b", "Q3", "Q4", "Q5", "Q6", "E1"]  # no new claims

@@ -161,7 +161,7 @@ def fine_tune(model: Any, train: list[dict[str, Any]], epochs: int = 1, lr: floa
     return losses
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def evaluate(model: Any, data: list[dict[str, Any]], task: str = "sst2") -> dict[str, Any]:
     """Dev metric, predictions and logits (in the original example order) of ``model`` on ``data`` batches."""
     check_option(task, "task", ("sst2", "mrpc", "rte", "cola", "stsb"))

@@ -231,7 +231,8 @@ class LSQQuantizer(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         u, o = self._prepare(x)
         alpha = _GradScale.apply(self.step(), 1.0 / math.sqrt(max(u.numel(), 1) * self.q_p))
-        q = torch.clamp(ste(u / alpha, torch.round(u / alpha)), self.q_n, self.q_p)
+        r = u / alpha
+        q = torch.clamp(ste(r, torch.round(r)), self.q_n, self.q_p)
         return q * alpha + o
 
     @torch.no_grad()

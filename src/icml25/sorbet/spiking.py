@@ -110,6 +110,9 @@ class SpikingSorbet(nn.Module):
         self.ann = model.eval()
         self.neuron = AverageIF(T)
         self.T, self.per_step = T, bool(per_step)
+        # the neuron's response depends on its code alone: simulate it once per code value (T x T spike trains,
+        # trains[t, c]) and look every neuron's train up by its code instead of re-running the loop per population
+        self.register_buffer("trains", self.neuron(torch.arange(float(T))), persistent=False)
 
     def train(self, mode: bool = True) -> SpikingSorbet:  # the spiking model is inference-only
         super().train(False)
@@ -119,16 +122,23 @@ class SpikingSorbet(nn.Module):
     # --- spike coding ------------------------------------------------------------------------------------
     def _encode(self, quant: LSQQuantizer, x: torch.Tensor, name: str, mask: torch.Tensor | None,
                 stats: dict[str, list[float]], fanout: float | torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Codes of ``x`` -> spike trains ``(T, ...)``, the step, the offset; records spike statistics.
+        """Codes of ``x`` -> spike trains ``(T, ...)`` (``per_step``; else the window's spike counts), the step,
+        the offset; records spike statistics.
 
         ``mask`` (broadcastable to ``x``) selects the neurons counted (real tokens); ``fanout`` (a number or a
         tensor broadcastable to ``x``) is the number of synapses each spike drives.
         """
         q, alpha, off = quant.codes(x)
         n = q - quant.q_n                       # signed codes are offset by +2^(k-1) to [0, 2^k - 1]
-        spikes = self.neuron(n)
+        if n.numel() and (float(n.min()) < 0 or float(n.max()) > self.T - 1):
+            raise ValueError(f"codes of {name} fall outside [0, {self.T - 1}]")
+        code = n.long()
+        trains = self.get_buffer("trains").to(n.device)
+        counts = trains.sum(0)[code]            # spikes of each neuron over the window (= its code)
+        # per_step: the spike trains (T, ...), every step's synaptic input computed separately; else the counts
+        spikes = trains[:, code] if self.per_step else counts
         w = torch.ones_like(n) if mask is None else torch.ones_like(n) * mask
-        counted = spikes.sum(0) * w
+        counted = counts * w
         rec = stats.setdefault(name, [0.0, 0.0, 0.0])
         rec[0] += float(counted.sum())
         rec[1] += float(w.sum())
@@ -136,12 +146,13 @@ class SpikingSorbet(nn.Module):
         return spikes, alpha, off
 
     def _accumulate(self, spikes: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-        """``sum_t spikes_t @ weight.T`` computed per step (or on the summed window when not ``per_step``)."""
+        """``sum_t spikes_t @ weight.T`` computed per step (or, when not ``per_step``, ``spikes`` are the window's
+        counts: one product)."""
         if self.per_step:
             T = spikes.shape[0]
             y = F.linear(spikes.reshape(-1, spikes.shape[-1]), weight)
             return y.reshape(T, *spikes.shape[1:-1], weight.shape[0]).sum(0)
-        return F.linear(spikes.sum(0), weight)
+        return F.linear(spikes, weight)
 
     def _linear(self, layer: BinaryLinear, quant: LSQQuantizer, x: torch.Tensor, name: str, mask: torch.Tensor,
                 stats: dict[str, list[float]]) -> torch.Tensor:
@@ -163,7 +174,7 @@ class SpikingSorbet(nn.Module):
         if self.per_step:
             acc = (spikes @ b).sum(0)
         else:
-            acc = spikes.sum(0) @ b
+            acc = spikes @ b
         colsum = b.sum(-2, keepdim=True)
         if quant.signed:
             return (acc + quant.q_n * colsum) * alpha
@@ -213,7 +224,7 @@ class SpikingSorbet(nn.Module):
         pooled = m.pooler_act(pooled)
         spikes, alpha, off = self._encode(m.cls_quant, pooled, "classifier_in", None, stats,
                                           float(m.classifier.out_features))
-        counts = spikes.sum(0)                          # the read-out counts spikes over the window
+        counts = spikes.sum(0) if self.per_step else spikes  # the read-out counts spikes over the window
         logits = m.classifier((counts + m.cls_quant.q_n) * alpha + off)
         return SimpleNamespace(logits=logits, hidden_states=tuple(hidden),
                                stats={k: {"spikes": v[0], "neurons": v[1], "synaptic_ops": v[2]} for k, v in stats.items()})
