@@ -132,25 +132,33 @@ def build_prompt(family: TaskFamily, counts: Sequence[int], rng: np.random.Gener
     check_option(order, "order", ("random", "blocked"))
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(check_int(rng, "rng", low=0))
+    prompt, ans, slots, xq = _draw_prompt(family, c, rng, order)
+    total = int(c.sum())
+    lam_hat = c / total if total else np.full(family.K, 1.0 / family.K)
+    return PromptItem(prompt, tuple(ans), tuple(int(v) for v in c), lam_hat, tuple(int(k) for k in slots), xq)
+
+
+def _draw_prompt(family: TaskFamily, counts: np.ndarray, rng: np.random.Generator,
+                 order: str) -> tuple[str, list[str], np.ndarray, Any]:
+    """The draws of :func:`build_prompt` on checked arguments: ``(prompt, the query's K answers, example slots,
+    query input)``. The training loop calls it directly (one prompt per row and step, no :class:`PromptItem`)."""
     xq, ans = _draw_query(family, rng)
-    qtext = family.format_input(xq)
-    slots = np.repeat(np.arange(family.K), c)
+    fmt = family.format_input
+    qtext = fmt(xq)
+    slots = np.repeat(np.arange(family.K), counts)
     if order == "random":
         slots = rng.permutation(slots)
     lines = []
     for k in slots:
         for _ in range(_MAX_DRAWS):
             x = family.sample_input(rng)
-            if family.format_input(x) != qtext:
+            if fmt(x) != qtext:
                 break
         else:
             raise RuntimeError(f"family {family.name!r}: could not draw an example input different from the query")
         lines.append(family.example(x, int(k)))
     query = family.query(xq)
-    prompt = family.joiner.join([*lines, query]) if lines else query
-    total = int(c.sum())
-    lam_hat = c / total if total else np.full(family.K, 1.0 / family.K)
-    return PromptItem(prompt, tuple(ans), tuple(int(v) for v in c), lam_hat, tuple(int(k) for k in slots), xq)
+    return (family.joiner.join([*lines, query]) if lines else query), ans, slots, xq
 
 
 class MixturePromptBuilder:

@@ -15,7 +15,7 @@ import numpy as np
 from icml25.core.progress import progress
 from icml25.core.validation import check_int, check_option, check_positive
 
-from .prompts import build_prompt
+from .prompts import _draw_prompt, build_prompt
 from .tasks import TaskFamily
 
 __all__ = ["MODEL_SIZES", "icl_training_batch", "train_icl_model", "single_task_accuracy",
@@ -55,7 +55,10 @@ def icl_training_batch(family: TaskFamily, tokenizer: Any, rng: np.random.Genera
     for _ in range(batch_size):
         k = int(rng.integers(family.K))
         m = int(rng.integers(m_min, m_max + 1))
-        prompt, answer = _single_task_prompt(family, k, m, rng)
+        counts = np.zeros(family.K, dtype=int)
+        counts[k] = m
+        prompt, answers, _, _ = _draw_prompt(family, counts, rng, "random")
+        answer = answers[k]
         lines = prompt.split(family.joiner) if m else [prompt]
         fast = None if char_ids is None else _encode_rows_chars(char_ids, tokenizer.eot_id, family, lines, answer)
         if fast is not None:
@@ -81,31 +84,6 @@ def icl_training_batch(family: TaskFamily, tokenizer: Any, rng: np.random.Genera
         n = len(ids) - 1
         x[r, :n], y[r, :n], w[r, :n] = ids[:-1], ids[1:], mask[1:]
     return x, y, w
-
-
-def _single_task_prompt(family: TaskFamily, k: int, m: int, rng: np.random.Generator) -> tuple[str, str]:
-    """The prompt (``m`` examples of task ``k``, then the query) and task ``k``'s answer of
-    ``build_prompt(family, m * e_k, rng)``: the same draws from ``rng`` in the same order, so the same prompt,
-    without the checks and the :class:`PromptItem` (the training loop builds one prompt per row and step)."""
-    from .prompts import _MAX_DRAWS, _draw_query
-
-    xq, ans = _draw_query(family, rng)
-    fmt = family.format_input
-    qtext = fmt(xq)
-    counts = np.zeros(family.K, dtype=int)
-    counts[k] = m
-    slots = rng.permutation(np.repeat(np.arange(family.K), counts))  # the draws of build_prompt's random order
-    lines = []
-    for _ in slots:
-        for _ in range(_MAX_DRAWS):
-            x = family.sample_input(rng)
-            if fmt(x) != qtext:
-                break
-        else:
-            raise RuntimeError(f"family {family.name!r}: could not draw an example input different from the query")
-        lines.append(family.example(x, k))
-    query = family.query(xq)
-    return (family.joiner.join([*lines, query]) if lines else query), ans[k]
 
 
 def _char_ids(tokenizer: Any) -> tuple[dict[str, int], int, tuple[str, ...]] | None:
