@@ -20,7 +20,9 @@ _POSITIVE_INTS = ("n_problems", "n_candidates", "rollouts", "max_depth", "errors
                   "n_pretrain_problems", "pretrain_steps", "sft_steps", "ppm_steps", "batch_size", "ppm_batch_pairs",
                   "n_embd", "n_layer", "n_head", "block_size", "n_heldout", "torch_threads", "rounds",
                   "later_candidates", "later_rollouts", "n_test", "eval_seeds", "ablation_seeds",
-                  "rejection_samples", "n_boot", "search_workers")
+                  "rejection_samples", "n_boot", "search_workers", "step_tokens", "lora_r")
+#: the policies the self-evolution can fine-tune (``policy_backend``)
+POLICY_BACKENDS = ("tinygpt", "lora")
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,11 @@ class Config:
     ppm: str = ""  # its PPM: a transformers model folder holding value_head.bin (the official layout)
     bench_n: int = 64  # its MCTS trajectories per problem (paper Table 5: 64)
     bench_limit: int = 0  # its first problems per benchmark (0 = all)
+    policy_backend: str = "tinygpt"  # the self-evolved policy: "tinygpt" (from scratch) or "lora" (pretrained)
+    policy_model: str = "pretrained:smollm2-135m-instruct"  # lora: the pretrained base (pretrained:<name>, hf:<dir>)
+    lora_r: int = 16  # lora: adapter rank (alpha = 2 r)
+    step_tokens: int = 32  # token limit of one generated step (TinyGPT word tokens; SmolLM2 BPE steps: 25-35)
+    beam_eval: bool = True  # the last round is also evaluated with step-level beam search at the middle N
 
     def __post_init__(self) -> None:
         """Check every field's type and range (and the relations between fields), naming the field."""
@@ -86,7 +93,7 @@ class Config:
         check_positive(self.time_budget_s, "time_budget_s", allow_zero=True)
         check_option(self.ppm_loss, "ppm_loss", ("paper", "official"))
         check_option(self.pair_edit_unit, "pair_edit_unit", ("char", "code_token"))
-        for name in ("fresh", "accumulate_sft", "pretrain_in_context", "ablations"):
+        for name in ("fresh", "accumulate_sft", "pretrain_in_context", "ablations", "beam_eval"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
         for name in ("levels", "test_levels", "eval_ns", "vote"):
@@ -115,6 +122,28 @@ class Config:
                                     else "PPM folder: transformers backbone + value_head.bin)"))
         check_int(self.bench_n, "bench_n", low=1)
         check_int(self.bench_limit, "bench_limit", low=0)
+        self._check_policy_backend()
+
+    def _check_policy_backend(self) -> None:
+        """``policy_backend`` is one of :data:`POLICY_BACKENDS`; ``lora`` needs a local transformers spec in
+        ``policy_model``, one search process and no reward-model/SFT-data ablations (TinyGPT heads only)."""
+        from icml25.core.validation import check_option
+
+        check_option(self.policy_backend, "policy_backend", POLICY_BACKENDS)
+        if not isinstance(self.policy_model, str):
+            raise TypeError(f"policy_model must be a str, got {type(self.policy_model).__name__}")
+        if self.policy_backend != "lora":
+            return
+        kind = self.policy_model.partition(":")[0].strip().lower()
+        if kind not in ("pretrained", "hf") or not self.policy_model.partition(":")[2].strip():
+            raise ValueError(f"policy_backend='lora' fine-tunes a local transformers model: policy_model must be "
+                             f"'pretrained:<name>' or 'hf:<dir>', got {self.policy_model!r}")
+        if self.search_workers != 1:
+            raise ValueError(f"policy_backend='lora' searches in-process (a pretrained model is not copied into "
+                             f"worker processes): set search_workers=1, got {self.search_workers}")
+        if self.ablations:
+            raise ValueError("policy_backend='lora' has no reward-model/SFT-data ablations (the PQM/ORM heads and "
+                             "the ablation SFT are TinyGPT modules): set ablations=false")
 
     @classmethod
     def quick(cls) -> Config:
@@ -126,22 +155,45 @@ class Config:
 
     @classmethod
     def full(cls) -> Config:
-        return cls(n_problems=240, levels=(1, 2, 3, 4, 5, 6), n_candidates=5, rollouts=8, n_pretrain_problems=1200,
-                   pretrain_steps=3000, sft_steps=1600, ppm_steps=500, lr=1e-3, n_embd=96, n_layer=3,
-                   block_size=320, n_heldout=100, rounds=4, later_candidates=8, later_rollouts=16,
-                   extra_rollouts=32, n_test=120, test_levels=(1, 2, 3, 4, 5, 6), eval_ns=(4, 8),
-                   eval_seeds=1, rejection_samples=8, ablation_steps=0, vote=(4, 2, 2), search_workers=2,
-                   torch_threads=2)
+        """The pretrained policy (issue 49): SmolLM2-135M-Instruct fine-tuned with LoRA (r=16), its PPM from the
+        same trunk, self-evolved over three rounds (r1 bootstrap solver, r2 SLM-r1 terminal-guided, r3 SLM-r2
+        PPM-r2-augmented) on a pool of 12 L1-L4 problems, evaluated on 10 unseen L1-L4 problems at N = 1, 2.
+
+        Sized from the per-unit costs measured on this 2-core machine (one torch thread, other jobs running; README
+        "The pretrained policy as the full run") to about 50 minutes: the dry run (``--dry-run``) prints the
+        estimate. The TinyGPT fields keep the from-scratch model's full sizes, so ``--set policy_backend=tinygpt
+        --set ablations=true`` runs that model on this pool. The larger setting (the previous full preset's 240
+        problems, 4 rounds, n = 8 and R = 16, 120 test problems) is :meth:`paper`'s."""
+        return cls(
+            # the pretrained policy; one search process (the model is not copied into workers), one torch thread
+            policy_backend="lora", policy_model="pretrained:smollm2-135m-instruct", lora_r=16, step_tokens=48,
+            search_workers=1, torch_threads=1, ablations=False, beam_eval=False,
+            # the pool and the rounds: r1 bootstrap n=5 R=8 (Table 2), r2-r3 n=3 R=3 (Table 2: n=8, R=16)
+            n_problems=12, levels=(1, 2, 3, 4), n_candidates=5, rollouts=8, rounds=3, later_candidates=3,
+            later_rollouts=3, extra_rollouts=0,
+            # LoRA SFT 16 steps x 4 sequences, PPM 6 steps x 4 pairs per round (lr 2e-3, warm-up 4)
+            sft_steps=16, batch_size=4, ppm_steps=6, ppm_batch_pairs=4, lr=2e-3, n_heldout=6,
+            # evaluation: 10 unseen problems, N = 1, 2 (anytime), one seed, the multi-run vote 1 run x 1 rollout
+            n_test=10, test_levels=(1, 2, 3, 4), eval_ns=(1, 2), eval_seeds=1, vote=(1, 1, 1),
+            # the from-scratch TinyGPT's full sizes (used with --set policy_backend=tinygpt)
+            n_pretrain_problems=1200, pretrain_steps=3000, n_embd=96, n_layer=3, block_size=320,
+            rejection_samples=8, ablation_steps=0)
 
     @classmethod
     def paper(cls) -> Config:
-        """The full StepArith run, plus the paper's own models evaluated on MATH500 and AIME 2024 (Table 5).
+        """The larger setting of the pretrained policy plus the paper's own models on MATH500 and AIME 2024.
 
-        Training the 7B policy and PPM (4 rounds on 747k problems, Sec. 4.1) is not implemented: the StepArith
-        pipeline keeps the full preset's sizes; the paper's numbers come from evaluating its models."""
+        The StepArith pipeline at the previous full preset's sizes (Table 2's rounds: 240 problems of L1-L6, 4
+        rounds, r2-r4 n=8 R=16, 32 extra rollouts on the unsolved problems of r4; 120 test problems, N = 4, 8; beam
+        search and a 4 x 2 multi-run vote), with the LoRA SmolLM2 policy of :meth:`full`: about 15 h of search per
+        round on one CPU core (README), so a GPU machine's run. Training the 7B policy and PPM (4 rounds on 747k
+        problems, Sec. 4.1) is not implemented: the paper's numbers come from evaluating its models (Table 5)."""
         from dataclasses import replace
 
         return replace(cls.full(),
+                       n_problems=240, levels=(1, 2, 3, 4, 5, 6), rounds=4, later_candidates=8, later_rollouts=16,
+                       extra_rollouts=32, sft_steps=400, ppm_steps=500, ppm_batch_pairs=16, n_heldout=100,
+                       n_test=120, test_levels=(1, 2, 3, 4, 5, 6), eval_ns=(4, 8), vote=(4, 2, 2), beam_eval=True,
                        bench=("math500", "aime2024"),  # Table 5: MATH (the MATH500 split) and AIME 2024
                        policy=PAPER_POLICY,  # the SLM-r4 policy (Qwen2.5-Math-7B based), served by vLLM
                        ppm=PAPER_PPM,  # PPM-r4 (Qwen2.5-Math-7B backbone + value head), local weights on a GPU

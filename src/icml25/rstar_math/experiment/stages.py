@@ -54,7 +54,11 @@ FLOOR = 20.0
 # fields that do not change what a finished round holds (a resumed run may change them)
 _RESUME_FREE = ("time_budget_s", "fresh", "n_test", "test_levels", "eval_ns", "eval_seeds", "ablation_seeds",
                 "rejection_samples", "ablation_steps", "n_boot", "torch_threads", "vote", "ablations",
-                "bench", "policy", "ppm", "bench_n", "bench_limit")  # the paper's models: evaluated, never trained
+                "bench", "policy", "ppm", "bench_n", "bench_limit",  # the paper's models: evaluated, never trained
+                "beam_eval")
+#: fields added after runs were checkpointed, with the value those runs had (so that they still resume)
+_ADDED = {"search_workers": 1, "policy_backend": "tinygpt", "policy_model": "pretrained:smollm2-135m-instruct",
+          "lora_r": 16, "step_tokens": 32}
 
 
 def prepare_workdir(workdir: Path, config: Config, seed: int, baseline: bool) -> Path:
@@ -72,7 +76,8 @@ def prepare_workdir(workdir: Path, config: Config, seed: int, baseline: bool) ->
         old = json.loads(key_file.read_text()) if key_file.is_file() else None
         if old is not None:  # fields that became resume-free since that run was written do not count
             old["config"] = {k: v for k, v in old.get("config", {}).items() if k not in _RESUME_FREE}
-            old["config"].setdefault("search_workers", 1)  # runs written before the field existed searched in-process
+            for name, value in _ADDED.items():  # runs written before the field existed had this value
+                old["config"].setdefault(name, value)
         if old != key:
             diff = sorted(k for k in set(key["config"]) | set((old or {}).get("config", {}))
                           if key["config"].get(k) != (old or {}).get("config", {}).get(k))
@@ -164,6 +169,8 @@ def run_neural(cfg, seed: int, eng: dict, baseline: bool = False, workdir: Path 
     base model (``workdir/base``) and round 1 (``workdir/round_1``) are loaded when a previous run finished them
     and saved otherwise (resume).
     """
+    if cfg.policy_backend == "lora":
+        return run_neural_lora(cfg, seed, eng, baseline=baseline, workdir=workdir)
     if workdir is not None and (workdir / "round_1" / "neural.json").is_file():
         return _load_neural(workdir)
     from ..models.base_model import pretrain_base
@@ -245,6 +252,78 @@ def _load_neural(workdir: Path) -> dict:
     return neu
 
 
+def make_lora_backend(cfg, seed: int):
+    """The :class:`~icml25.rstar_math.models.lora_backend.LoRABackend` of ``policy_backend="lora"``: the pretrained
+    ``cfg.policy_model`` (loaded from the local cache or folder; a failure names the field) with rank
+    ``cfg.lora_r`` adapters (alpha = 2 r) on every linear layer, sequences of at most 512 tokens."""
+    from icml25.llm import load_configured_model
+
+    from ..models.lora_backend import LoRABackend
+
+    lm = load_configured_model(cfg.policy_model, field="policy_model", paper="rstar_math",
+                               hint="the pretrained policy that policy_backend=lora fine-tunes")
+    return LoRABackend(lm, r=cfg.lora_r, alpha=2.0 * cfg.lora_r, max_length=512, warmup=min(10, cfg.sft_steps // 4),
+                       seed=seed)
+
+
+def run_neural_lora(cfg, seed: int, eng: dict, baseline: bool = False, workdir: Path | None = None) -> dict:
+    """Part (b) with the pretrained policy (``policy_backend="lora"``): no base pretraining; round 1's policy is
+    a LoRA adapter SFT'd on the extracted trajectories, its PPM a copy of that adapter plus a value head trained on
+    the extracted pairs (:class:`~icml25.rstar_math.models.lora_backend.LoRABackend`). Same measurements and
+    checkpoints as :func:`run_neural` (``neu["base"]`` is the backend, which :class:`SelfEvolution` takes as its
+    base model); ``baseline=True`` keeps the untrained adapter and head."""
+    from ..models.lora_backend import LoRABackend
+
+    backend = make_lora_backend(cfg, seed)
+    d = workdir / "round_1" if workdir is not None else None
+    if d is not None and (d / "neural.json").is_file():
+        neu = json.loads((d / "neural.json").read_text())
+        neu["policy"] = backend.load_policy(d / "policy")
+        neu["ppm"] = backend.load_ppm(d / "ppm", neu["policy"])
+        return {**neu, "base": backend, "resumed": True}
+    assert isinstance(backend, LoRABackend)
+    fmt = StepFormat()
+    ex = SafeArithExecutor(allow_float=False)
+    heldout = StepArithGenerator(levels=(1,), seed=seed + 2000).sample(cfg.n_heldout)
+
+    def format_rate(policy) -> float:
+        """Share of held-out L1 problems whose greedy chain is a complete step-format solution."""
+        chains = sample_chains(backend.step_policy(policy), ex, heldout, 1, 0.0, cfg.max_depth, cfg.errors_threshold,
+                               max_tokens=cfg.step_tokens, seed=seed, fmt=fmt)
+        return float(np.mean([c[0].answer is not None for c in chains]))
+
+    rate_base = format_rate(backend.fresh_policy())  # a fresh adapter (LoRA B = 0) is the base model
+    policy = backend.fresh_policy()
+    t = time.perf_counter()
+    sft_losses = [] if baseline else backend.train_policy(policy, sft_data(cfg, eng["sft"], fmt, seed),
+                                                          steps=cfg.sft_steps, batch_size=cfg.batch_size, lr=cfg.lr,
+                                                          seed=seed)
+    t_sft = time.perf_counter() - t
+    rate = format_rate(policy)
+    ppm = backend.make_ppm(policy)
+    t = time.perf_counter()
+    ppm_losses = [] if baseline else backend.train_ppm(ppm, eng["pairs"], steps=cfg.ppm_steps,
+                                                       batch_size=cfg.ppm_batch_pairs, lr=cfg.lr, loss=cfg.ppm_loss,
+                                                       seed=seed)
+    t_ppm = time.perf_counter() - t
+    ppm.eval()
+    acc = backend.pair_accuracy(ppm, eng["pairs"])
+    held_acc = backend.pair_accuracy(ppm, eng["heldout_pairs"]) if eng["heldout_pairs"] else float("nan")
+    nan = float("nan")
+    first, last = (float(np.mean(sft_losses[:10])), float(np.mean(sft_losses[-10:]))) if sft_losses else (nan, nan)
+    pf, pl = (float(np.mean(ppm_losses[:10])), float(np.mean(ppm_losses[-10:]))) if ppm_losses else (nan, nan)
+    neu = {"pretrain_losses": [], "sft_losses": sft_losses, "ppm_losses": ppm_losses, "sft_first": first,
+           "sft_last": last, "sft_drop": 1 - last / first, "ppm_first": pf, "ppm_last": pl, "ppm_drop": 1 - pl / pf,
+           "ppm_pair_acc": acc, "ppm_heldout_pair_acc": held_acc, "n_heldout_pairs": len(eng["heldout_pairs"]),
+           "format_rate": rate, "format_rate_base": rate_base, "t_pretrain": 0.0, "t_sft": t_sft, "t_ppm": t_ppm}
+    if d is not None:
+        d.mkdir(parents=True, exist_ok=True)
+        backend.save_policy(policy, d / "policy")
+        backend.save_ppm(ppm, d / "ppm")
+        (d / "neural.json").write_text(json.dumps(neu))
+    return {**neu, "base": backend, "policy": policy, "ppm": ppm}
+
+
 def sft_data(cfg, records, fmt: StepFormat, seed: int) -> list[tuple[str, str]]:
     """SFT examples of a round: the verified trajectories plus ``cfg.rename_copies`` entity-renamed copies."""
     from ..domain.augment import augment_renamed
@@ -283,9 +362,12 @@ def write_round1(workdir: Path, eng: dict, neu: dict, rc) -> None:
     (d / "trees.json").write_text(json.dumps([t.to_json() for t in eng["trees"]]))
     (d / "data.json").write_text(json.dumps({"sft": [r.to_dict() for r in eng["sft"]],
                                              "pairs": [p.to_dict() for p in eng["pairs"]]}))
-    if not (d / "policy" / "model.pt").is_file():
-        neu["policy"].save(d / "policy")
-        neu["ppm"].save(d / "ppm")
+    if not (d / "policy" / "model.pt").is_file() and not (d / "policy" / "adapter_model.safetensors").is_file():
+        from ..models.trainable import as_backend
+
+        backend = as_backend(neu["base"])
+        backend.save_policy(neu["policy"], d / "policy")
+        backend.save_ppm(neu["ppm"], d / "ppm")
     (d / "metrics.json").write_text(json.dumps({
         "round": 1, "coverage": sum(t.solved() for t in eng["trees"]) / len(eng["trees"]), "n_sft": len(eng["sft"]),
         "n_sft_this_round": len(eng["sft"]), "n_sft_problems": len({r.query for r in eng["sft"]}),
@@ -344,7 +426,7 @@ def _self_evolution(cfg, seed: int, eng: dict, neu: dict, workdir: Path, rounds:
         raise TimeBudgetExceeded(f"the time budget ran out during round 1 (base model, SFT, PPM); round 1 is in "
                                  f"{workdir}; raise time_budget_s or shrink the pool and step counts")
     return SelfEvolution(eng["pool"], NoisyRuleSolver(eng["pool"], seed=seed + 3), rounds, workdir, neu["base"], ex,
-                         fmt=fmt, seed=seed, max_tokens=32, time_budget_s=time_budget_s,
+                         fmt=fmt, seed=seed, max_tokens=cfg.step_tokens, time_budget_s=time_budget_s,
                          search_workers=cfg.search_workers)
 
 
@@ -352,33 +434,31 @@ def _evaluate_rounds(cfg, evo, R: int, test, seeds: list[int], n_mid: int, ex, f
     """Every round on the test set: rounds 1..R-1 with one seed at the middle N; the last round with every seed
     and N (plus beam search at the middle N) and the multi-run MCTS vote (first seed).
     Returns ``(per_round, last, vote)``."""
-    from ..models.tiny_policy import TinyStepPolicy
-
     mcfg = MCTSConfig(n_candidates=cfg.later_candidates, max_depth=cfg.max_depth, errors_threshold=1)
 
     def run_eval(k: int, methods, ns, s: int) -> dict:
         lm, ppm = evo.models[k]
-        return evaluate(test, TinyStepPolicy(lm), ex, ppm, methods=methods, ns=tuple(ns), seed=s, mcts_config=mcfg,
-                        max_depth=cfg.max_depth, fmt=fmt)
+        return evaluate(test, evo.backend.step_policy(lm), ex, ppm, methods=methods, ns=tuple(ns), seed=s,
+                        mcts_config=mcfg, max_depth=cfg.max_depth, max_tokens=cfg.step_tokens, fmt=fmt)
 
     per_round = {k: run_eval(k, ("greedy", "maj", "bon", "mcts"), (n_mid,), seeds[0]) for k in range(1, R)}
     # the last round also with the official step-level beam-search preset (spec §2.11) at the middle N: beam
     # width N, N candidates per beam (N² candidates per depth, so not at the largest N)
-    last = [{**run_eval(R, ("greedy", "maj", "bon", "mcts"), cfg.eval_ns, s), **run_eval(R, ("beam",), (n_mid,), s)}
-            for s in seeds]
+    last = [{**run_eval(R, ("greedy", "maj", "bon", "mcts"), cfg.eval_ns, s),
+             **(run_eval(R, ("beam",), (n_mid,), s) if cfg.beam_eval else {})} for s in seeds]
     per_round[R] = last[0]
     # the official multi-run test-time search (spec §2.11) on the last round, first seed
     lm_r, ppm_r = evo.models[R]
-    vote = evaluate(test, TinyStepPolicy(lm_r), ex, ppm_r, methods=("mcts_vote",), ns=(1,), seed=seeds[0],
-                    mcts_config=mcfg, max_depth=cfg.max_depth, fmt=fmt, vote=tuple(cfg.vote))["mcts_vote"]
+    vote = evaluate(test, evo.backend.step_policy(lm_r), ex, ppm_r, methods=("mcts_vote",), ns=(1,), seed=seeds[0],
+                    mcts_config=mcfg, max_depth=cfg.max_depth, max_tokens=cfg.step_tokens, fmt=fmt,
+                    vote=tuple(cfg.vote))["mcts_vote"]
     return per_round, last, vote
 
 
 def _heldout_pair_accuracy(cfg, seed: int, evo, R: int, mcts_config, ex, fmt) -> dict:
     """Held-out pairs (spec §6 item 3): bootstrap-solver trees on unseen problems, scored with every round's PPM
     (``heldout_pair_acc`` is the last round's)."""
-    from ..models.process_preference_model import pair_accuracy
-
+    pair_accuracy = evo.backend.pair_accuracy
     held = StepArithGenerator(levels=cfg.levels, seed=seed + 4000).sample(max(8, cfg.n_problems // 2))
     held_trees = MCTS(NoisyRuleSolver(held, seed=seed + 5), ex, config=mcts_config, fmt=fmt).search(held)
     held_pairs = [p for p in extract_pairs(held_trees, min_edit=cfg.pair_min_edit, edit_unit=cfg.pair_edit_unit,
