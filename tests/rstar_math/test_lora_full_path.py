@@ -119,3 +119,21 @@ def test_a_missing_pretrained_model_names_the_field(tmp_path: Path) -> None:
 
     with pytest.raises(UsageError, match="policy_model"):
         make_lora_backend(_toy_lora(tmp_path / "nowhere"), 0)
+
+
+@pytest.mark.slow
+def test_the_lora_path_on_smollm2_at_a_toy_size(smollm2, tmp_path: Path) -> None:
+    """The default full run's policy (the real SmolLM2-135M-Instruct) through every stage at a toy size: round 1
+    SFT'd on the bootstrap trajectories, rounds 2-3 searched by the LoRA policy (r3 PPM-augmented), C2-C6 and the
+    competence floors measured on it."""
+    from icml25.rstar_math.reproduce import reproduce
+
+    cfg = _toy_lora(Path("unused"), policy_model="pretrained:smollm2-135m-instruct", n_problems=3, sft_steps=2,
+                    ppm_steps=1, batch_size=2, ppm_batch_pairs=1, n_test=2, test_levels=(1,), step_tokens=40,
+                    lora_r=4, rollouts=2, n_candidates=3)
+    rep = reproduce(Scale.FULL, 0, tmp_path, cfg)
+    by_id = {c.id: c for c in rep.claims}
+    for cid in ("C2", "C3", "C6", "K1", "K2", "K3", "K4", "C4", "C5"):
+        assert isinstance(by_id[cid].measured, (int, float)) and not math.isnan(by_id[cid].measured), cid
+    assert [r["round"] for r in rep.tables["evaluation_per_round"]] == [1, 2, 3]
+    assert rep.tables["rounds"][0]["n_sft"] > 0
