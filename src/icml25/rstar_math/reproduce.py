@@ -171,7 +171,7 @@ class Config:
             # the pool and the rounds: r1 bootstrap n=5 R=8 (Table 2), r2-r3 n=3 R=3 (Table 2: n=8, R=16)
             n_problems=12, levels=(1, 2, 3, 4), n_candidates=5, rollouts=8, rounds=3, later_candidates=3,
             later_rollouts=3, extra_rollouts=0,
-            # LoRA SFT 16 steps x 4 sequences, PPM 6 steps x 4 pairs per round (lr 2e-3, warm-up 4)
+            # LoRA SFT 16 steps x 4 sequences, PPM 6 steps x 4 pairs per round (lr 2e-3, warm-up 1)
             sft_steps=16, batch_size=4, ppm_steps=6, ppm_batch_pairs=4, lr=2e-3, n_heldout=6,
             # evaluation: 10 unseen problems, N = 1, 2 (anytime), one seed, the multi-run vote 1 run x 1 rollout
             n_test=10, test_levels=(1, 2, 3, 4), eval_ns=(1, 2), eval_seeds=1, vote=(1, 1, 1),

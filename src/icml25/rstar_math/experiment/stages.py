@@ -262,8 +262,8 @@ def make_lora_backend(cfg, seed: int):
 
     lm = load_configured_model(cfg.policy_model, field="policy_model", paper="rstar_math",
                                hint="the pretrained policy that policy_backend=lora fine-tunes")
-    return LoRABackend(lm, r=cfg.lora_r, alpha=2.0 * cfg.lora_r, max_length=512, warmup=min(10, cfg.sft_steps // 4),
-                       seed=seed)
+    warmup = min(10, max(1, min(cfg.sft_steps, cfg.ppm_steps) // 4))  # a quarter of the shorter training, <= 10
+    return LoRABackend(lm, r=cfg.lora_r, alpha=2.0 * cfg.lora_r, max_length=512, warmup=warmup, seed=seed)
 
 
 def run_neural_lora(cfg, seed: int, eng: dict, baseline: bool = False, workdir: Path | None = None) -> dict:
@@ -272,8 +272,6 @@ def run_neural_lora(cfg, seed: int, eng: dict, baseline: bool = False, workdir: 
     the extracted pairs (:class:`~icml25.rstar_math.models.lora_backend.LoRABackend`). Same measurements and
     checkpoints as :func:`run_neural` (``neu["base"]`` is the backend, which :class:`SelfEvolution` takes as its
     base model); ``baseline=True`` keeps the untrained adapter and head."""
-    from ..models.lora_backend import LoRABackend
-
     backend = make_lora_backend(cfg, seed)
     d = workdir / "round_1" if workdir is not None else None
     if d is not None and (d / "neural.json").is_file():
@@ -281,7 +279,6 @@ def run_neural_lora(cfg, seed: int, eng: dict, baseline: bool = False, workdir: 
         neu["policy"] = backend.load_policy(d / "policy")
         neu["ppm"] = backend.load_ppm(d / "ppm", neu["policy"])
         return {**neu, "base": backend, "resumed": True}
-    assert isinstance(backend, LoRABackend)
     fmt = StepFormat()
     ex = SafeArithExecutor(allow_float=False)
     heldout = StepArithGenerator(levels=(1,), seed=seed + 2000).sample(cfg.n_heldout)
