@@ -54,7 +54,7 @@ def test_mask_infill_proposal_with_hastings_correction_is_exact() -> None:
         return y, np.zeros(len(x)), np.zeros(len(x))  # symmetric proposal
 
     energy = EnergyModel([(1.0, f)])
-    prop = MaskInfillProposal(uniform_infill, n_positions=1, log_prior_fn=lambda x: -f.log_prior(x))
+    prop = MaskInfillProposal(uniform_infill, n_positions=1, log_prior_fn=f.log_prior)
     mh = MetropolisHastings(energy, prop, beta=1.0)
     ch = mh.run(f.sample_prior(2000, seed=3), 120, seed=4)
     s = ch.states[:, 40:].reshape(-1, 4).astype(int) @ (3 ** np.arange(3, -1, -1))

@@ -102,11 +102,13 @@ class MarkovPriorGibbsProposal:
 class MaskInfillProposal:
     """Mask-and-infill with any infill model: ``infill_fn(x, positions, rng) -> (x', log_q_fwd, log_q_rev)``.
 
-    ``positions`` is an (n, n_positions) int array of the masked sites; ``log_q_fwd`` the log-probability of the
-    sampled infill and ``log_q_rev`` that of restoring the original tokens when the same sites of ``x'`` are masked.
-    ``log_prior_fn`` (optional) scores sequences under the reference prior, giving the full Hastings correction; a
-    masked language model's infill probabilities usually play both roles (then leave it None: the correction is
-    ``log_q_rev − log_q_fwd``, the approximate-MH convention documented in the paper's setting).
+    ``positions`` is an (n, n_positions) int array of the masked sites (a uniformly random subset, so the choice of
+    sites is symmetric); ``log_q_fwd`` the log-probability of the sampled infill and ``log_q_rev`` that of restoring
+    the original tokens when the same sites of ``x'`` are masked. Without ``log_prior_fn`` the correction is
+    ``log_q_rev − log_q_fwd`` and MH targets ``exp(beta · energy(x))`` exactly (when the two log-probabilities are
+    exact, as :class:`~icml25.mcmc_extrapolation.text_models.MLMInfill`'s are). ``log_prior_fn`` (optional) adds a
+    reference prior: the correction becomes ``log[q(x|x') prior(x')] − log[q(x'|x) prior(x)]`` and the target
+    ``prior(x) · exp(beta · energy(x))``.
     """
 
     def __init__(self, infill_fn: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]], n_positions: int = 1,
@@ -123,7 +125,7 @@ class MaskInfillProposal:
         y, fwd, rev = self.infill_fn(x, pos, rng)
         corr = np.asarray(rev, dtype=float) - np.asarray(fwd, dtype=float)
         if self.log_prior_fn is not None:
-            corr = corr - (self.log_prior_fn(y) - self.log_prior_fn(x))
+            corr = corr + (np.asarray(self.log_prior_fn(y), dtype=float) - np.asarray(self.log_prior_fn(x), dtype=float))
         return np.asarray(y), corr
 
 
