@@ -95,7 +95,7 @@ def build_all(root: Path) -> dict[str, str]:
     save_classifier(root / "author_oracle", ["alice", "bob", "carol"], seed=4)
     save_encoder(root / "encoder", seed=5)
     save_random_gpt2(root / "gpt2", sentences(60) + ["<score 0> <score 7>"], n_layer=1, n_embd=32, n_head=2,
-                     n_positions=256, vocab_size=200, seed=0)
+                     n_positions=256, vocab_size=200, seed=0, initializer_range=0.3)
     yelp = root / "yelp"
     yelp.mkdir(exist_ok=True)
     for split, seed in (("train", 10), ("test", 11)):
