@@ -88,7 +88,7 @@ def build_all(root: Path) -> dict[str, str]:
     from icml25.llm import save_random_gpt2
 
     root.mkdir(parents=True, exist_ok=True)
-    save_mlm(root / "mlm")
+    save_mlm(root / "mlm", init_range=0.1)
     save_classifier(root / "guide", ["2", "3", "4"], seed=1)
     save_classifier(root / "oracle", ["1", "2", "3", "4", "5"], seed=2)
     save_classifier(root / "author_guide", ["alice", "bob", "carol"], seed=3)

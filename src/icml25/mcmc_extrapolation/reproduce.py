@@ -46,6 +46,40 @@ class Config:
     exact_chains: int = 2000  # chains of the MH exactness check (v=3, L=4)
     exact_steps: int = 100  # their steps (the first 20 are burn-in)
     device: str = "cpu"  # torch device of q_theta ("cuda" in the paper preset)
+    # ---- the paper's text tasks (claims X2, X3; text_experiment.py). Model fields take "hf:<local folder>" (or
+    # "pretrained:<name>" for the sentence encoder); the defaults name the paper's kinds of model at paths a user
+    # fills in (nothing is downloaded). Sizes: the paper's are not retrievable (spec §3); our choices, noted per field.
+    text_tasks: tuple[str, ...] = ()  # which text tasks run ("sentiment", "anonymisation"); paper preset: both
+    mlm_model: str = "hf:models/roberta-base"  # masked LM of the mask-and-infill proposal (spec §2.1: RoBERTa/T5/BART)
+    qtheta_model: str = "hf:models/gpt2"  # causal LM fine-tuned as q_θ (spec §2.3: a pretrained GPT-2-type LM)
+    sentiment_guide_model: str = "hf:models/yelp-rating-2-4-classifier"  # guide: classifier trained on ratings 2-4
+    sentiment_guide_ratings: tuple[int, ...] = (2, 3, 4)  # star rating of each guide class (its training range)
+    sentiment_oracle_model: str = "hf:models/yelp-rating-1-5-classifier"  # oracle: classifier on all ratings
+    sentiment_oracle_ratings: tuple[int, ...] = (1, 2, 3, 4, 5)  # star rating of each oracle class
+    sentiment_direction: str = "positive"  # extrapolate towards 5 stars ("negative": 1 star); our choice
+    yelp_path: str = ""  # folder (or CSV) of yelp_review_full_csv; empty: the icml25 cache, or --allow-download
+    author_guide_model: str = "hf:models/authorship-guide-classifier"  # guide: authorship attribution classifier
+    author_oracle_model: str = "hf:models/authorship-oracle-classifier"  # oracle: a second attribution classifier
+    authorship_path: str = ""  # CSV with a header and columns text, author (required for anonymisation)
+    similarity_model: str = "pretrained:all-minilm-l6-v2"  # sentence encoder of the meaning-similarity term
+    author_weight: float = 1.0  # anonymisation guide: weight of -p(true author) (our choice)
+    similarity_weight: float = 1.0  # anonymisation guide: weight of the cosine similarity to the input (our choice)
+    text_max_words: int = 48  # texts of at most this many words are used (short reviews; our choice)
+    text_length: int = 64  # masked-LM tokens per MH state (texts truncated)
+    text_n_chains: int = 500  # MH chains per text task (our choice)
+    text_chain_steps: int = 500  # MH steps per chain = MH's full guide-call budget (our choice)
+    text_beta: float = 5.0  # MH inverse temperature on the guide score (our choice)
+    text_n_positions: int = 2  # tokens masked and infilled per proposal
+    text_n_test: int = 200  # test inputs per text task (disjoint from the chain starts)
+    qtheta_history: int = 2  # states in q_θ's prompt (spec §2.3: H = 2)
+    qtheta_bins: int = 8  # score tokens (spec §2.3: B = 8)
+    qtheta_steps: int = 2000  # LoRA fine-tuning steps (icml25.llm.finetune)
+    qtheta_lr: float = 2e-4  # LoRA learning rate
+    qtheta_batch: int = 16  # LoRA batch size
+    qtheta_lora_r: int = 16  # LoRA rank
+    text_steps: int = 5  # q_θ transformation steps at test time (spec §2.3: few, <= 10)
+    text_candidates: int = 4  # best-of-n per step (guide calls per step)
+    text_max_new_tokens: int = 96  # most tokens q_θ generates per step
 
     def __post_init__(self) -> None:
         for name, low in (("num_states", 3), ("dim", 2), ("num_motifs", 1), ("motif_length", 1), ("n_chains", 1),
@@ -68,6 +102,37 @@ class Config:
         if self.long_budget >= self.mh_long_steps + 1 or self.steps * self.n_candidates > self.mh_long_steps:
             raise ValueError("mh_long_steps must cover long_budget and the matched budget steps * n_candidates")
         check_device(self.device)
+        self._check_text_fields()
+
+    def _check_text_fields(self) -> None:
+        from .text_experiment import TASKS
+
+        for t in self.text_tasks:
+            check_option(t, "text_tasks", TASKS)
+        for name in ("mlm_model", "qtheta_model", "sentiment_guide_model", "sentiment_oracle_model",
+                     "author_guide_model", "author_oracle_model", "similarity_model"):
+            v = getattr(self, name)
+            if not isinstance(v, str) or not v.strip() or (":" in v and v.partition(":")[0] not in ("hf", "pretrained")):
+                raise ValueError(f"{name} must be 'hf:<local model folder>' (or 'pretrained:<name>'), got {v!r}")
+        for name in ("yelp_path", "authorship_path"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a path string (empty: not given), got {getattr(self, name)!r}")
+        for name in ("sentiment_guide_ratings", "sentiment_oracle_ratings"):
+            v = getattr(self, name)
+            if not v or not all(isinstance(r, int) and 1 <= r <= 5 for r in v):
+                raise ValueError(f"{name} must list star ratings 1-5, one per class, got {v!r}")
+        check_option(self.sentiment_direction, "sentiment_direction", ("positive", "negative"))
+        for name, low in (("text_max_words", 1), ("text_length", 1), ("text_n_chains", 1), ("text_chain_steps", 1),
+                          ("text_n_positions", 1), ("text_n_test", 1), ("qtheta_history", 1), ("qtheta_bins", 1),
+                          ("qtheta_steps", 1), ("qtheta_batch", 1), ("qtheta_lora_r", 1), ("text_steps", 1),
+                          ("text_candidates", 1), ("text_max_new_tokens", 1)):
+            check_int(getattr(self, name), name, low=low)
+        for name in ("author_weight", "similarity_weight"):
+            check_real(getattr(self, name), name, low=0.0)
+        check_real(self.text_beta, "text_beta", low=0.0, low_open=True)
+        check_real(self.qtheta_lr, "qtheta_lr", low=0.0, low_open=True)
+        if self.text_tasks and self.text_steps * self.text_candidates > self.text_chain_steps:
+            raise ValueError("text_chain_steps must cover q_θ's guide calls text_steps * text_candidates")
 
     @classmethod
     def quick(cls) -> Config:
@@ -84,9 +149,9 @@ class Config:
     def paper(cls) -> Config:
         """The paper's setting as far as this code path can run it.
 
-        The paper's tasks (ACE2 stability with FoldX, Yelp sentiment, text anonymisation) with pretrained MLM
-        proposals and pretrained q_θ backbones are not implemented (their claims are registered as not measured);
-        this preset runs the same Ehrlich pipeline at the size of holo-bench's default Ehrlich benchmark, on a GPU.
+        The Ehrlich pipeline at the size of holo-bench's default Ehrlich benchmark on a GPU (standing in for ACE2
+        stability with FoldX, which is not implemented), and the two text tasks (Yelp sentiment, anonymisation:
+        claims X2, X3) with the user's pretrained models and data named by the text fields.
         """
         return dataclasses.replace(
             cls.full(),
@@ -106,7 +171,9 @@ class Config:
             steps=10, n_candidates=8,
             # the long MH references (spec full: 500; reported up to mh_long_steps)
             long_budget=500, mh_long_steps=5000,
-            device="cuda")
+            device="cuda",
+            # the abstract's two text tasks (spec §3), with the user's models and data (text_experiment.py)
+            text_tasks=("sentiment", "anonymisation"))
 
     def plan(self) -> Plan:
         """The dry run: stages, sizes, needs and a time estimate from per-unit costs measured here."""
@@ -128,7 +195,7 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config, trained: bool 
     experiment.add_tables(rep, config, p1, rows)
     experiment.add_quick_claims(rep, config, seed, p1, per_sel, trained)
     experiment.add_full_claims(rep, config, p1, per_sel)
-    experiment.add_paper_task_claims(rep, scale)
+    experiment.add_paper_task_claims(rep, scale, config, seed)
     experiment.add_figure_and_notes(rep, config, p1, per_sel)
     return rep
 

@@ -100,6 +100,7 @@ class TextQTheta:
         self.n_bins = check_int(n_bins, "n_bins", low=1)
         self.lo, self.hi = 0.0, 1.0
         self.losses: list[float] = []
+        self._peft: Any = None
 
     def bin_of(self, score: float) -> int:
         """The score token of ``score``: ``0 .. n_bins-1`` over the fitted range (clipped)."""
@@ -144,7 +145,17 @@ class TextQTheta:
                        batch_size=check_int(batch_size, "batch_size", low=1), r=check_int(r, "r", low=1),
                        seed=check_int(seed, "seed", low=0), progress=progress, desc="q_theta (text) LoRA")
         self.losses = list(out.losses)
+        self._peft = out.model
         return self
+
+    def base_perplexity(self, texts: list[str]) -> np.ndarray:
+        """(n,) perplexity of ``texts`` under the backbone *without* the fine-tuned adapter (fluency)."""
+        from contextlib import nullcontext
+
+        from .text_models import perplexity
+
+        with self._peft.disable_adapter() if self._peft is not None else nullcontext():
+            return perplexity(self.lm, texts)
 
     def transform(self, texts: list[str], guide: Callable[[list[str], np.ndarray], np.ndarray], steps: int = 5,
                   n_candidates: int = 4, temperature: float = 1.0, max_tokens: int = 64,
