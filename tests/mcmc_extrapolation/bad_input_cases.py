@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from icml25.testing import ARRAY, POSITIVE, REAL, SIZE, BadInputCase
+from icml25.testing import ARRAY, POSITIVE, REAL, SIZE, TEXT, BadInputCase
 
 
 @functools.cache
@@ -33,6 +33,21 @@ def _q():
 
 
 CHAIN = np.array([0.1, 0.3, 0.2, 0.5])
+
+
+@functools.cache
+def _text_files() -> tuple[str, str]:
+    """A one-split Yelp-format CSV folder and an authorship CSV in a temporary folder."""
+    import tempfile
+    from pathlib import Path
+
+    d = Path(tempfile.mkdtemp(prefix="mcmc_bad_input_"))
+    (d / "train.csv").write_text('"4","the food was good"\n"2","slow service"\n')
+    (d / "authors.csv").write_text("text,author\nthe food was good,alice\nslow service,bob\n")
+    return str(d), str(d / "authors.csv")
+
+_MODEL_SKIP = ("loads a transformers model from a local folder (no tiny model is built here); a missing folder and "
+               "bad arguments are tested in test_text_mh.py / test_text_paper_scale.py")
 
 CASES = [
     BadInputCase("Ehrlich", lambda: {"num_states": 6, "dim": 8, "num_motifs": 1, "motif_length": 3, "seed": 0},
@@ -68,4 +83,14 @@ CASES = [
     BadInputCase("hill_climb", lambda: {"f": _f(), "x0": _x(), "num_states": 6, "budget": 3, "seed": 0},
                  bad={"x0": ARRAY, "num_states": SIZE, "budget": SIZE}),
     BadInputCase("mh_best_at_budget", skip="takes Chains and an evaluation count bounded by the chain (tested)"),
+    BadInputCase("MLMInfill", skip=_MODEL_SKIP),
+    BadInputCase("SequenceClassifier", skip=_MODEL_SKIP),
+    BadInputCase("SentenceSimilarity", skip=_MODEL_SKIP),
+    BadInputCase("TextQTheta", skip=_MODEL_SKIP + "; its fine-tuning is tested in test_text_qtheta_and_data.py"),
+    BadInputCase("TextTransformResult", skip="a result container returned by TextQTheta.transform"),
+    BadInputCase("load_yelp", lambda: {"split": "train", "path": _text_files()[0], "max_words": 5},
+                 bad={"split": TEXT, "max_words": SIZE}),
+    BadInputCase("load_authorship", lambda: {"path": _text_files()[1], "text_column": "text",
+                                             "author_column": "author"},
+                 bad={"text_column": TEXT, "author_column": TEXT}),
 ]
