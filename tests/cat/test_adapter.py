@@ -62,6 +62,7 @@ def test_decoder_adapter_leaves_the_encoder_unchanged(tiny_vae, images) -> None:
         assert not torch.equal(vae.decode(vae.encode(images)[0]), tiny_vae.decode(tiny_vae.encode(images)[0]))
 
 
+@pytest.mark.long  # over ~10 s: CI's second phase (make test-long)
 def test_cat_training_reduces_reconstruction_error(tiny_vae, images) -> None:
     vae = add_cat_adapter(copy.deepcopy(tiny_vae), rank=4, target="both")
     with torch.no_grad():

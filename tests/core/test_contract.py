@@ -78,18 +78,18 @@ def test_quick_claims_hold(slug: str, tmp_path: Path) -> None:
 
 
 #: a paper whose quick run took longer than this (seconds) re-runs it (determinism, stub) only in the ``rerun`` phase
-#: (``make test-rerun``, which CI runs after ``make test``), so that the default suite stays under 10 minutes on 2
+#: (``make test-long``, which CI runs after ``make test``), so that the default suite stays under 10 minutes on 2
 #: cores while every check still runs once per CI run; ``ICML25_RERUN_BUDGET_S`` overrides it
 RERUN_BUDGET_S = float(os.environ.get("ICML25_RERUN_BUDGET_S", "10"))
 
 
 def _run_in_this_phase(slug: str, rerun_phase: bool, other_test: str) -> None:
     """Skip unless ``slug``'s re-run check belongs to this phase: the default suite for a quick run within
-    :data:`RERUN_BUDGET_S`, the rerun phase (``make test-rerun``, ``-m rerun``) for a longer one. ``other_test``
+    :data:`RERUN_BUDGET_S`, the rerun phase (``make test-long``, ``-m rerun``) for a longer one. ``other_test``
     names the test that checks it in the other phase."""
     took = quick_report(slug).wall_time_s or 0.0
     if (took > RERUN_BUDGET_S) != rerun_phase:
-        where = "the default suite" if rerun_phase else "the rerun phase (make test-rerun, or pytest -m rerun)"
+        where = "the default suite" if rerun_phase else "the rerun phase (make test-long, or pytest -m rerun)"
         pytest.skip(f"{slug}'s quick run took {took:.0f}s (budget {RERUN_BUDGET_S:.0f}s); {other_test} checks it "
                     f"in {where}")
 

@@ -218,7 +218,8 @@ def test_safetensors_writer_order_and_zero_copy_fused_views(tmp_path, tiny):
 
 
 # ---------------------------------------------------------------- the real models (session fixtures)
-@pytest.mark.parametrize("name", ["smollm2-135m-instruct", "gemma-3-270m"])
+@pytest.mark.parametrize("name", ["smollm2-135m-instruct",
+                                  pytest.param("gemma-3-270m", marks=pytest.mark.long)])  # Gemma: ~15-140 s
 def test_real_models_native_equals_transformers(name, request, transformers_reference):
     lm = request.getfixturevalue("smollm2" if name.startswith("smollm2") else "gemma")
     tok, ref = transformers_reference(name)

@@ -270,6 +270,7 @@ def test_smollm_chat_answers_paris(smollm2):
     assert prompt.startswith("<|im_start|>") and prompt.endswith("<|im_start|>assistant\n")
 
 
+@pytest.mark.long  # over ~10 s: CI's second phase (make test-long)
 def test_smollm_cache_equals_the_gguf_model(smollm2, transformers_reference):
     """The cached safetensors folder gives the same log-probs as the model de-quantised straight from the GGUF, with
     transformers and with the native backend."""
@@ -300,6 +301,7 @@ def test_gemma_few_shot_berlin_and_no_chat(gemma):
         gemma.chat([{"role": "user", "content": "hi"}])
 
 
+@pytest.mark.long  # loads Gemma's transformers reference (~20-60 s): CI's second phase (make test-long)
 def test_gemma_logprobs_equal_plain_forward(gemma, transformers_reference):
     prompts = [FEW_SHOT, "The cat sat on the", "2 + 2 ="]
     conts = [" Berlin", " mat and fell asleep", " 4"]

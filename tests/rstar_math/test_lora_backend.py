@@ -53,6 +53,7 @@ def _pairs():
     return out
 
 
+@pytest.mark.long  # over ~10 s: CI's second phase (make test-long)
 def test_sft_trains_only_the_adapter_and_lowers_the_loss(smollm2):
     be = _backend(smollm2)
     before = {k: v.clone() for k, v in smollm2.model.state_dict().items()}
@@ -80,6 +81,7 @@ def test_sft_trains_only_the_adapter_and_lowers_the_loss(smollm2):
     assert len(steps) == 1 and len(steps[0]) == 2 and all(isinstance(s, str) for s in steps[0])
 
 
+@pytest.mark.long  # over ~10 s: CI's second phase (make test-long)
 def test_ppm_scores_save_and_load(smollm2, tmp_path):
     from icml25.rstar_math.models.lora_backend import LoRAPolicy
     from icml25.rstar_math.models.real_llm import HiddenStateValueHead
@@ -168,6 +170,7 @@ def test_self_evolution_with_the_lora_backend(smollm2, tmp_path):
     assert json.dumps(m2) == json.dumps(m)  # (NaN-safe)
 
 
+@pytest.mark.long  # over ~10 s: CI's second phase (make test-long)
 def test_one_round_self_evolution_with_the_lora_backend(smollm2, tmp_path):
     pool = StepArithGenerator(levels=(1,), seed=0).sample(3)
     rc = RoundConfig(MCTSConfig(n_candidates=3, rollouts=3, max_depth=6, errors_threshold=2), sft_steps=1,

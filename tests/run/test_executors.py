@@ -121,7 +121,8 @@ def test_serial_layout_aggregation_and_threads(serial_reference) -> None:
 
 @pytest.mark.parametrize("executor", [
     "process",
-    pytest.param("ray", marks=pytest.mark.skipif(not has("ray"), reason="ray (extra 'dist') is not installed")),
+    pytest.param("ray", marks=[pytest.mark.skipif(not has("ray"), reason="ray (extra 'dist') is not installed"),
+                               pytest.mark.long]),  # Ray starts in ~10-60 s: CI's second phase
 ])
 def test_executors_give_the_serial_reports(serial_reference, tmp_path, executor, capsys) -> None:
     out = tmp_path / executor
@@ -234,6 +235,7 @@ TORCH_PAPER = textwrap.dedent('''
 
 
 @pytest.mark.skipif(not has("torch"), reason="torch is not installed")
+@pytest.mark.long  # over ~10 s: CI's second phase (make test-long)
 def test_torch_imported_lazily_by_a_paper_is_seeded(papers, tmp_path) -> None:
     """Fresh worker processes (torch not imported before the paper runs) give torch.manual_seed(seed)'s draw."""
     import torch

@@ -199,6 +199,7 @@ def test_serial_executor_killed_keeps_the_previous_report_and_resumes(slow_paper
     _check_interruption(slow_paper, tmp_path / "reports", [], getattr(signal, sig), point)
 
 
+@pytest.mark.long  # over ~10 s: CI's second phase (make test-long)
 def test_multi_seed_run_killed_after_one_seed_reruns_only_the_other(slow_paper, tmp_path, capsys) -> None:
     out = tmp_path / "reports"
     argv = ["reproduce", "slow", "--seeds", "2", "--out", str(out), "--executor", "process", "--jobs", "1"]
@@ -221,7 +222,8 @@ def test_multi_seed_run_killed_after_one_seed_reruns_only_the_other(slow_paper, 
 
 
 @pytest.mark.skipif(not has("ray"), reason="ray (extra 'dist') is not installed")
-@pytest.mark.parametrize("sig", ["SIGTERM", pytest.param("SIGKILL", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("sig", [pytest.param("SIGTERM", marks=pytest.mark.long),  # Ray: CI's second phase
+                                 pytest.param("SIGKILL", marks=pytest.mark.slow)])
 def test_ray_executor_killed_keeps_the_previous_report_and_resumes(slow_paper, tmp_path, sig) -> None:
     try:  # the rerun uses the process executor: a second Ray start would double the test's time
         _check_interruption(slow_paper, tmp_path / "reports", ["--executor", "ray", "--jobs", "1"],

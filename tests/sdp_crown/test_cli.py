@@ -16,6 +16,7 @@ def test_cli_verify_runs_in_process(capsys) -> None:
     assert "mnist_mlp" in out and "verified 3/3" in out  # ρ = 0: the 3 correctly classified images are verified
 
 
+@pytest.mark.long  # over ~10 s: CI's second phase (make test-long)
 def test_cli_verify_subprocess() -> None:
     res = subprocess.run([sys.executable, "-m", "icml25.run.cli", "sdp-crown", "verify", "--n", "2", "--iters", "2"],
                          capture_output=True, text=True, timeout=300)

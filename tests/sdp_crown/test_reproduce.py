@@ -34,6 +34,7 @@ def _tiny_convnet(shape=(1, 28, 28)):
                          nn.Linear(2 * side * side, 8), nn.ReLU(), nn.Linear(8, 10)).eval()
 
 
+@pytest.mark.long  # over ~10 s: CI's second phase (make test-long)
 def test_full_config_code_path_runs_at_tiny_size(tmp_path, monkeypatch) -> None:
     """Regression for issue 20: the default full run crashed in the ConvSmall branch the quick run never takes.
 
@@ -103,6 +104,7 @@ def test_plans_follow_the_config() -> None:
     assert Config.paper().plan().needs.gpus == 1 and len(Config.paper().plan().needs.weights) == 3
 
 
+@pytest.mark.long  # over ~10 s: CI's second phase (make test-long)
 def test_paper_scale_code_path_measures_the_abstract_claim(tmp_path, monkeypatch) -> None:
     """At paper scale the ConvLarge claim (the abstract's 65k neurons / 2.47M parameters) is measured, not NaN;
     the models are swapped for tiny nets of the same input shapes (the real ConvLarge weights are the user's)."""

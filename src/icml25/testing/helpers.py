@@ -94,7 +94,7 @@ test_seeds.__test__ = False  # type: ignore[attr-defined]
 
 
 #: environment variable naming a folder in which the quick reports are kept across test runs of the same checkout
-#: (``.ci/run`` sets it so that ``make test-rerun`` reuses the quick reports of ``make test``)
+#: (``.ci/run`` sets it so that ``make test-long`` reuses the quick reports of ``make test``)
 QUICK_CACHE_ENV = "ICML25_QUICK_CACHE"
 
 
