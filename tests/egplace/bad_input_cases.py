@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from icml25.testing import ARRAY, POSITIVE, PROB, SIZE, BadInputCase
+from icml25.testing import ARRAY, POSITIVE, PROB, SIZE, TEXT, BadInputCase
 
 
 @functools.cache
@@ -33,6 +33,12 @@ def _netlist_kwargs():
 
 def _xy():
     return {"netlist": _nl(), "x": np.linspace(0, 500, 8), "y": np.linspace(0, 400, 8)}
+
+
+def _ep_results():
+    path = Path(tempfile.mkdtemp(prefix="icml25-egplace-")) / "ep.csv"
+    path.write_text("benchmark,hpwl,seconds,seed\nadaptec1,6.0e5,300,0\n")
+    return {"path": str(path), "benchmarks": ("adaptec1",)}
 
 
 def _guides():
@@ -71,4 +77,6 @@ CASES = [
                  obj=lambda: __import__("icml25.egplace", fromlist=["EGPlace"]).EGPlace(_dec(), init_round=2,
                                                                                         random_state=0),
                  bad={"budget_evals": SIZE, "budget_seconds": POSITIVE}),
+    # malformed files (missing columns, non-positive numbers, unknown benchmarks) are tested in test_efficientplace
+    BadInputCase("load_efficientplace_results", _ep_results, bad={"path": TEXT}),
 ]

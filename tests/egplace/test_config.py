@@ -53,7 +53,8 @@ def _write_ispd(folder, n_macros: int = 10, seed: int = 0) -> None:
 
 
 def test_ispd_claims_are_measured_on_user_netlists(tmp_path, monkeypatch) -> None:
-    """Paper scale: with the user's ISPD2005 files the WireMask-EA claims are measured; EfficientPlace's never are."""
+    """Paper scale: with the user's ISPD2005 files the WireMask-EA claims are measured; EfficientPlace's only with the
+    user's EfficientPlace results, against EGPlace's run here (its mean HPWL and wall time in the ISPD2005 table)."""
     import math
 
     from icml25.core import Report, Scale
@@ -69,6 +70,15 @@ def test_ispd_claims_are_measured_on_user_netlists(tmp_path, monkeypatch) -> Non
     assert math.isfinite(by["ispd_hpwl_ea"].measured) and by["ispd_hpwl_ea"].headline
     assert math.isnan(by["ispd_hpwl_efficientplace"].measured) and "EfficientPlace" in by["ispd_hpwl_efficientplace"].note
     assert any(name.startswith("ISPD2005") for name in rep.tables)
+    (tmp_path / "ep.csv").write_text("benchmark,hpwl,seconds\nadaptec1,1e9,7.5\n")
+    with_ep = rp.Config(ispd_circuits=("adaptec1",), ispd_dir=str(tmp_path), search_evals=12, init_round=2, n_seeds=1,
+                        efficientplace_results=str(tmp_path / "ep.csv"))
+    rep = Report(slug="egplace", title="t", scale=Scale.PAPER)
+    ex.add_ispd_claims(rep, Scale.PAPER, with_ep, 0, ex.guided_egplace)
+    by = {c.id: c for c in rep.claims}
+    (row,) = next(t for name, t in rep.tables.items() if name.startswith("ISPD2005 ("))
+    assert by["ispd_hpwl_efficientplace"].measured == pytest.approx(100 * (1 - 1e5 * row["EGPlace (1e5)"] / 1e9))
+    assert by["ispd_speedup_efficientplace"].measured == pytest.approx(7.5 / row["EGPlace s"])
     missing = rp.Config(ispd_circuits=("adaptec2",), ispd_dir=str(tmp_path))
     with pytest.raises(Exception, match="adaptec2"):
         ex.add_ispd_claims(Report(slug="egplace", title="t"), Scale.PAPER, missing, 0, ex.guided_egplace)

@@ -29,6 +29,17 @@ def _decode_s(macros: int, grid: int) -> float:
     return macros * (_DECODE_A + _DECODE_B * grid**2)
 
 
+def _efficientplace_status(cfg: Config) -> str:
+    """The dry run's line for the user's EfficientPlace results file: found, missing or not given."""
+    from pathlib import Path
+
+    path = cfg.efficientplace_results
+    if not path:
+        return ("EfficientPlace results (not given: --set efficientplace_results=<.csv/.json> from your run of the "
+                "official code; the two EfficientPlace claims stay not measured)")
+    return f"EfficientPlace results {path} ({'found' if Path(path).expanduser().is_file() else 'missing'})"
+
+
 def egplace_plan(cfg: Config) -> Any:
     """The dry-run plan: evaluations (decodes) per stage times the fitted decode cost (an upper bound for EGPlace,
     whose incremental decodes cost about half)."""
@@ -59,11 +70,14 @@ def egplace_plan(cfg: Config) -> Any:
         stages.append(f"ISPD2005 {', '.join(cfg.ispd_circuits)}: WireMask-EA vs EGPlace, {cfg.n_seeds} seeds x "
                       f"{cfg.search_evals} evaluations at WireMask's grids")
     return Plan(slug="egplace", scale=scale, stages=stages, models=[],
-                datasets=["IBM-MS ibm01 (shipped)", *(f"ISPD2005 {c} (provided by the user)" for c in cfg.ispd_circuits)],
+                datasets=["IBM-MS ibm01 (shipped)", *(f"ISPD2005 {c} (provided by the user)" for c in cfg.ispd_circuits),
+                          *([_efficientplace_status(cfg)] if cfg.ispd_circuits else [])],
                 runs=cfg.n_seeds,
                 needs=Needs(cpu_cores=1, ram_gb=2.0 if cfg.ispd_circuits else 1.0, disk_gb=0.5,
                             downloads=tuple(f"ISPD2005 {c} bookshelf (placed by hand in ispd_dir)"
                                             for c in cfg.ispd_circuits)),
                 costs=costs,
-                notes=["EfficientPlace (the abstract's −9.3 % / 2.8x) is not implemented: those claims stay not "
-                       "measured at every scale"] if cfg.ispd_circuits else [])
+                notes=["EfficientPlace (the abstract's −9.3 % / 2.8x; RL + MCTS on a GPU) is not re-implemented: "
+                       "those claims compare EGPlace's runs here with the results of the user's own run of the "
+                       "official code (efficientplace_results), and stay not measured without it"]
+                if cfg.ispd_circuits else [])

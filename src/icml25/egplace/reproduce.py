@@ -38,6 +38,7 @@ class Config:
     transfer_evals: int = 80  # evaluation budget per transfer run
     ispd_circuits: tuple = ()  # ISPD2005 circuits searched (paper(): the six of ISPD_GRID); user-provided bookshelf
     ispd_dir: str = ""  # folder holding <circuit>/<circuit>.aux (+ .nodes/.nets/.pl/.scl); "" = the icml25 cache
+    efficientplace_results: str = ""  # .csv/.json of the user's EfficientPlace run (README); "" = claims not measured
 
     def __post_init__(self) -> None:
         for name, low in (("synth_macros", 2), ("synth_grid", 4), ("n_equiv", 1), ("n_incr", 1), ("mask_grid", 8),
@@ -55,6 +56,12 @@ class Config:
                              f"{self.ispd_circuits!r}")
         if not isinstance(self.ispd_dir, str):
             raise TypeError(f"ispd_dir must be a folder path (str), got {type(self.ispd_dir).__name__}")
+        if not isinstance(self.efficientplace_results, str):
+            raise TypeError(f"efficientplace_results must be a .csv/.json file path (str), got "
+                            f"{type(self.efficientplace_results).__name__}")
+        if self.efficientplace_results and not self.ispd_circuits:
+            raise ValueError("efficientplace_results needs ispd_circuits (EGPlace is run here on the same ISPD2005 "
+                             "circuits): use --scale paper or --set ispd_circuits=...")
 
     @classmethod
     def quick(cls) -> Config:
@@ -85,13 +92,14 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config, stub: bool = F
     WireMask-EA's random swap in place of the guided mutation)."""
     check_int(seed, "seed", low=0)
     guided = experiment.guided_stub if stub else experiment.guided_egplace
+    efficientplace = experiment.load_efficientplace(config)  # the user's file, checked before any search
     rep = Report(slug="egplace", title=TITLE)
     ibm, dec = experiment.add_decoder_checks(rep, config, seed)
     runs, seeds, rows = experiment.run_ibm01(rep, config, seed, dec, guided)
     experiment.add_search_claims(rep, rows)
     experiment.add_full_claims(rep, runs, seeds, rows)
     experiment.add_ablations_transfer(rep, config, seed, dec, seeds, guided)
-    experiment.add_ispd_claims(rep, scale, config, seed, guided)
+    experiment.add_ispd_claims(rep, scale, config, seed, guided, efficientplace)
     experiment.add_figures_notes(rep, ibm, runs)
     return rep
 
