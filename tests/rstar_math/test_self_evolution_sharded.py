@@ -1,5 +1,6 @@
 """SelfEvolution with ``search_workers > 1``: the round searches run in process shards (issue 22)."""
 
+import dataclasses
 import json
 import shutil
 
@@ -84,7 +85,10 @@ def test_bad_search_workers_and_backend(tmp_path):
         make(search_workers=2, search_backend="thread")
     with pytest.raises(ValueError, match="search_workers"):
         Config(search_workers=0)
-    assert Config.quick().search_workers == 1 and Config.full().search_workers == 2
+    # the full run's LoRA policy searches in-process (the pretrained model is not copied into worker processes)
+    assert Config.quick().search_workers == 1 and Config.full().search_workers == 1
+    with pytest.raises(ValueError, match="search_workers"):
+        dataclasses.replace(Config.full(), search_workers=2)
     solver = NoisyRuleSolver(pool)
     solver.hook = lambda: None  # an unpicklable generator: a clear error before any worker starts
     with pytest.raises(TypeError, match="picklable"):
