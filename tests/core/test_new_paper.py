@@ -207,6 +207,12 @@ def test_run_reproduction_writes_the_report_and_the_verdict(new_paper, tmp_path,
     assert "toy" in (out / "index.md").read_text()
     assert (new_paper / "toy" / "verdict.json").exists() and recorded_verdict("toy").verdict == "reproduced"
     assert _list_rows(capsys, tmp_path / "nowhere")["toy"]["verdict"] == "reproduced"  # without reports/
+    # a verdict recorded later keeps the date of the run (report.json's time), not the date of the recording
+    import os
+
+    os.utime(folder / "report.json", (4102444800, 4102444800))  # a run finished on 2100-01-01 (UTC)
+    assert main(["report", "--out", str(out), "--record"]) == 0
+    assert recorded_verdict("toy").date == "2100-01-01"
 
 
 def test_the_cli_runs_it_in_a_worker_process_with_seeds(new_paper, tmp_path, capsys) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from .claims import Report, Scale
 
-__all__ = ["VERDICTS", "Verdict", "verdict_of", "recorded_verdict", "record_verdict", "verdict_path",
+__all__ = ["VERDICTS", "Verdict", "verdict_of", "run_date", "recorded_verdict", "record_verdict", "verdict_path",
            "best_verdict"]
 
 #: every verdict a paper can have, best first (``not run``: no report and nothing recorded)
@@ -94,6 +94,13 @@ def _status(claim: Any, rank: int) -> str:
     if claim.scale.rank > rank:
         return "preview " + claim.status
     return claim.status
+
+
+def run_date(report_json: Path) -> str:
+    """The ISO date (UTC) a report was written: its ``report.json``'s modification time, which is when the run
+    finished (a verdict recorded later keeps the date of the run, not of the recording)."""
+    stamp = Path(report_json).stat().st_mtime
+    return datetime.datetime.fromtimestamp(stamp, tz=datetime.timezone.utc).date().isoformat()
 
 
 def verdict_of(report: Report, date: str | None = None) -> Verdict:

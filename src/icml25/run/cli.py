@@ -62,7 +62,7 @@ def _latest_verdict(slug: str, out: Path | None) -> tuple[typing.Any, str]:
     """The verdict to show for ``slug``: of its report in ``out`` or the one recorded in its package, whichever is of
     the larger scale (at equal scale the newer); and the counts text of that report (own scale and preview)."""
     from icml25.core.report import read_report, scale_counts_text
-    from icml25.core.verdict import best_verdict, recorded_verdict, verdict_of
+    from icml25.core.verdict import best_verdict, recorded_verdict, run_date, verdict_of
 
     recorded = recorded_verdict(slug)
     fresh = None
@@ -70,7 +70,7 @@ def _latest_verdict(slug: str, out: Path | None) -> tuple[typing.Any, str]:
     if out is not None and (out / slug / "report.json").exists():
         try:
             rep = read_report(out / slug / "report.json")
-            fresh = verdict_of(rep)
+            fresh = verdict_of(rep, date=run_date(out / slug / "report.json"))
             counts = scale_counts_text(rep)
         except (OSError, ValueError, KeyError, TypeError):
             counts = "unreadable report"
@@ -248,13 +248,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from icml25.core.report import read_report, write_index
-    from icml25.core.verdict import record_verdict, verdict_of
+    from icml25.core.verdict import record_verdict, run_date, verdict_of
 
     path = write_index(Path(args.out))
     print(path)
     if args.record:
         for rj in sorted(Path(args.out).glob("*/report.json")):
-            v = verdict_of(read_report(rj))
+            v = verdict_of(read_report(rj), date=run_date(rj))
             where, written = record_verdict(v)
             print(f"{v.slug}: {v.text()} -> {'recorded in ' + str(where) if written else 'kept the recorded one'}")
     return 0
