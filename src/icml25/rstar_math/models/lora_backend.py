@@ -65,7 +65,7 @@ class LoRAPolicy(nn.Module):
         return self
 
     def _hf(self) -> Any:
-        self.backend._activate(self.adapter)
+        self.backend.activate(self.adapter)
         return self.backend._hf
 
     def generate(self, prompts: list[str], **kwargs: Any) -> list:
@@ -128,7 +128,7 @@ class LoRAPPM(nn.Module):
 
     def forward(self, idx: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """Raw scores ``h`` of right-padded ``idx`` ``(B, T)`` with true ``lengths`` ``(B,)``."""
-        self.backend._activate(self.adapter)
+        self.backend.activate(self.adapter)
         mask = (torch.arange(idx.shape[1], device=idx.device)[None, :] < lengths[:, None]).long()
         hidden = self.backend._model.get_decoder()(input_ids=idx, attention_mask=mask).last_hidden_state
         last = hidden[torch.arange(idx.shape[0], device=idx.device), lengths - 1]
@@ -244,7 +244,8 @@ class LoRABackend:
             self._active = name
         return name
 
-    def _activate(self, name: str) -> None:
+    def activate(self, name: str) -> None:
+        """Make adapter ``name`` (a policy's or PPM's ``adapter``) the one the shared base model runs with."""
         if self._active != name:
             self._peft.set_adapter(name)
             self._active = name
@@ -311,7 +312,7 @@ class LoRABackend:
             raise ValueError("examples must be a non-empty list of (prompt, response) pairs")
         check_training(steps, batch_size, lr, self.warmup, self.weight_decay, self.grad_clip)
         rows = self._sft_rows(examples)
-        self._activate(policy.adapter)
+        self.activate(policy.adapter)
         hf = self._hf
         return finetune(self._peft, rows, adapter=policy.adapter, steps=steps, lr=lr, batch_size=batch_size,
                         eos=hf.eos_ids[0] if hf.eos_ids else False, pad_id=hf.pad_id, max_length=self.max_length,
@@ -333,7 +334,7 @@ class LoRABackend:
         from .process_preference_model import train_ppm
 
         self._own(ppm, LoRAPPM, "ppm")
-        self._activate(ppm.adapter)
+        self.activate(ppm.adapter)
         # the TinyGPT PPM's loop: it needs only ppm.encode, ppm(x, lengths) and the parameters
         return train_ppm(ppm, pairs, steps=steps, batch_size=batch_size, lr=lr, warmup=self.warmup,
                          weight_decay=self.weight_decay, grad_clip=self.grad_clip, loss=loss, seed=seed)
