@@ -171,3 +171,19 @@ def test_download_with_the_right_hash_is_accepted(which: str, no_shipped_copy: d
     pinned = {sha for _, _, sha in PINS}
     for p in cached:
         assert _sha256(p.read_bytes()) in pinned, f"{p} was cached without a pinned hash"
+
+
+def test_file_hash_equals_hashlib_on_the_bytes(tmp_path) -> None:
+    """``core.data.file_hash`` (the one file hasher of the package) against hashlib on the whole content, across the
+    4 MiB block boundary."""
+    import hashlib
+
+    from icml25.core.data import file_hash
+
+    p = tmp_path / "blob.bin"
+    data = bytes(range(256)) * (1 << 14) + b"tail"  # 4 MiB + 4 bytes
+    p.write_bytes(data)
+    assert file_hash(p) == hashlib.sha256(data).hexdigest()
+    assert file_hash(p, "md5") == hashlib.md5(data).hexdigest()
+    with pytest.raises(ValueError):
+        file_hash(p, "no-such-hash")

@@ -6,6 +6,7 @@ The shared ``smollm2`` / ``gemma`` fixtures run on the native backend; reference
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
@@ -97,7 +98,7 @@ def test_cache_is_atomic_and_rebuilt_when_corrupt(monkeypatch, tmp_path, pretrai
     assert P.cache_problem(folder, P.get_pretrained("all-minilm-l6-v2")) == \
         "model.safetensors is missing or has the wrong size"
     assert P.pretrained_path("all-minilm-l6-v2", progress=False) == folder
-    assert P._sha256(weights) == good
+    assert hashlib.sha256(weights.read_bytes()).hexdigest() == good
     # same size, one byte flipped: only the SHA-256 check sees it; verify=True rebuilds
     with open(weights, "r+b") as f:
         f.seek(5000)
@@ -106,7 +107,7 @@ def test_cache_is_atomic_and_rebuilt_when_corrupt(monkeypatch, tmp_path, pretrai
         f.write(bytes([b[0] ^ 0xFF]))
     assert P.is_cached("all-minilm-l6-v2") and not P.is_cached("all-minilm-l6-v2", verify=True)
     P.pretrained_path("all-minilm-l6-v2", verify=True, progress=False)
-    assert P._sha256(weights) == good
+    assert hashlib.sha256(weights.read_bytes()).hexdigest() == good
     # a missing marker (the build never finished) is rebuilt as well
     (folder / "icml25-cache.json").unlink()
     assert not P.is_cached("all-minilm-l6-v2")
@@ -155,7 +156,7 @@ def test_stale_cache_is_rebuilt_by_source_and_transformers_version(tiny_gguf_mod
     builds = _count_builds(monkeypatch)
     folder = P.pretrained_path(m.name, progress=False)
     meta = json.loads((folder / "icml25-cache.json").read_text())
-    assert meta["key"] == {"sources": [["tiny.gguf", gguf.stat().st_size, P._sha256(gguf)]],
+    assert meta["key"] == {"sources": [["tiny.gguf", gguf.stat().st_size, hashlib.sha256(gguf.read_bytes()).hexdigest()]],
                            "transformers": transformers.__version__, "layout": P._LAYOUT}
     assert meta["fast_tokenizer"] is True and builds == [1]
     assert P.pretrained_path(m.name, progress=False) == folder and builds == [1]  # cached: not rebuilt

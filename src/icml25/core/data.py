@@ -18,7 +18,7 @@ from pathlib import Path
 from .errors import DataNotFoundError
 from .registry import PACKAGE_ROOT
 
-__all__ = ["resolve_data", "shipped_path", "cache_dir", "set_allow_download", "DataNotFoundError"]
+__all__ = ["resolve_data", "file_hash", "shipped_path", "cache_dir", "set_allow_download", "DataNotFoundError"]
 
 _ALLOW_DOWNLOAD = os.environ.get("ICML25_ALLOW_DOWNLOAD", "0") == "1"
 
@@ -40,11 +40,13 @@ def shipped_path(slug: str, filename: str) -> Path:
     return PACKAGE_ROOT / slug / "data" / filename
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
+def file_hash(path: str | Path, algorithm: str = "sha256") -> str:
+    """Hex digest of a file's bytes, read in 4 MiB blocks (``algorithm``: any :func:`hashlib.new` name, e.g.
+    ``"sha256"`` for the data and model checks, ``"md5"`` where a source publishes only that)."""
+    h = hashlib.new(algorithm)
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
     return h.hexdigest()
 
 
@@ -100,7 +102,7 @@ def resolve_data(slug: str, filename: str, path: str | Path | None = None, url: 
         try:
             with urllib.request.urlopen(url, timeout=timeout) as resp, open(tmp, "wb") as f:
                 shutil.copyfileobj(resp, f)
-            if sha256 and _sha256(Path(tmp)) != sha256:
+            if sha256 and file_hash(Path(tmp)) != sha256:
                 raise DataNotFoundError(f"download of {url} has the wrong checksum; the file was discarded")
             if convert is not None:
                 fd, raw = tempfile.mkstemp(dir=cached.parent, prefix=".raw-")

@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from icml25.core.data import file_hash
 from icml25.core.optional import MissingExtraError, require
 
 __all__ = ["PretrainedModel", "REGISTRY", "known_models", "get_pretrained", "is_installed", "models_cache_dir",
@@ -213,14 +214,6 @@ def cache_folder(name: str) -> Path:
     return models_cache_dir() / f"{m.name}-{m.version}"
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _transformers_version() -> str | None:
     try:
         return importlib.metadata.version("transformers")
@@ -243,7 +236,7 @@ def _source_sha256(path: Path) -> str:
     e = memo.get(k)
     if isinstance(e, dict) and e.get("size") == st.st_size and e.get("mtime_ns") == st.st_mtime_ns:
         return str(e["sha256"])
-    digest = _sha256(path)
+    digest = file_hash(path)
     memo[k] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
     try:  # best effort: a read-only cache just hashes again next time
         memo_file.parent.mkdir(parents=True, exist_ok=True)
@@ -295,7 +288,7 @@ def cache_problem(folder: Path, m: PretrainedModel, verify: bool = False, key: d
         p = folder / rel
         if not p.is_file() or p.stat().st_size != info.get("size"):
             return f"{rel} is missing or has the wrong size"
-        if verify and _sha256(p) != info.get("sha256"):
+        if verify and file_hash(p) != info.get("sha256"):
             return f"{rel} has the wrong SHA-256"
     return None
 
@@ -436,7 +429,7 @@ def _write_marker(folder: Path, m: PretrainedModel, seconds: float, key: dict[st
     files = {}
     for p in sorted(folder.rglob("*")):
         if p.is_file() and p.name != _MARKER:
-            files[str(p.relative_to(folder))] = {"size": p.stat().st_size, "sha256": _sha256(p)}
+            files[str(p.relative_to(folder))] = {"size": p.stat().st_size, "sha256": file_hash(p)}
     meta = {"format": _FORMAT, "name": m.name, "version": m.version, "distribution": m.distribution,
             "licence": m.licence, "build_seconds": round(seconds, 1), "key": key, **(extra or {}), "files": files}
     (folder / _MARKER).write_text(json.dumps(meta, indent=1))

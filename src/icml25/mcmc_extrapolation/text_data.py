@@ -13,7 +13,6 @@ not public here.
 from __future__ import annotations
 
 import csv
-import hashlib
 import sys
 import tarfile
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from icml25.core.data import resolve_data
+from icml25.core.data import file_hash, resolve_data
 from icml25.core.errors import DataNotFoundError
 
 __all__ = ["YELP_URL", "YELP_MD5", "load_yelp", "load_authorship"]
@@ -35,17 +34,9 @@ YELP_MD5 = "a4acce1892d0f927165488f62860cabe"
 SPLITS = ("train", "test")
 
 
-def _md5(path: Path) -> str:
-    h = hashlib.md5()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _extractor(split: str) -> Any:
     def convert(archive: Path, out: Path) -> None:
-        if _md5(archive) != YELP_MD5:
+        if file_hash(archive, "md5") != YELP_MD5:
             raise ValueError(f"MD5 is not {YELP_MD5}")
         with tarfile.open(archive) as tar:
             member = next((m for m in tar.getmembers() if m.name.endswith(f"yelp_review_full_csv/{split}.csv")),
