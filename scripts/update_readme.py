@@ -23,9 +23,8 @@ def verdict_line(slug: str) -> str:
     if v is None:
         return (f"{VERDICT_PREFIX} not run yet** — run `icml25 reproduce {slug}` and `icml25 report --record` "
                 "(see [how verdicts are computed](../core/verdict.py))")
-    return f"{VERDICT_PREFIX} {v.verdict}** — {v.text().split(': ', 1)[0].split(' ', 1)[1]}: " + (
-        "; ".join(f"{h['id']} {h['status']}" for h in v.headline) or "no headline claim") + (
-        " (headline claims; [how verdicts are computed](../core/verdict.py))")
+    return (f"{VERDICT_PREFIX} {v.verdict}** — ({v.context()}): {v.headline_text()} "
+            "(headline claims; [how verdicts are computed](../core/verdict.py))")
 
 
 def main() -> None:

@@ -188,3 +188,13 @@ def test_closest_preset_names_the_preset_a_config_was_made_from() -> None:
     assert closest_preset(dataclasses.replace(Cfg.full(), c=9)) == "full"  # --set on the full preset
     assert closest_preset(Cfg(a=3, b=2, c=1)) == "full"  # one differing field from full and from quick: the larger
     assert closest_preset(Cfg.paper()) == "paper"
+
+
+@pytest.mark.parametrize("verdict", ["reproduced", "not reproduced", "not measurable here"])
+def test_verdict_line_names_the_verdict_once(verdict: str) -> None:
+    """A multi-word verdict is not repeated in its context (README line: "not reproduced — reproduced (...)")."""
+    v = Verdict(slug="d", verdict=verdict, scale="full", seeds=[1000], date="2026-12-04",
+                headline=[{"id": "H1", "status": "failed", "scale": "full"}])
+    assert v.text() == f"{verdict} (full scale, evaluation seed 1000, 2026-12-04): H1 failed"
+    assert v.context() == "full scale, evaluation seed 1000, 2026-12-04"
+    assert v.headline_text() == "H1 failed"

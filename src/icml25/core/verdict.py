@@ -65,15 +65,21 @@ class Verdict:
     preview_counts: dict[str, dict[str, int]] = field(default_factory=dict)
     not_measured_here: int = 0
 
-    def text(self) -> str:
-        """One line, e.g. ``"reproduced (full, seeds 0-2, 2026-12-03): H1 held, H2 held"``."""
+    def context(self) -> str:
+        """Where the verdict comes from, e.g. ``"full scale, evaluation seed 1000, 2026-12-03"``."""
         from .seeding import is_evaluation_seed
 
         seeds = ", ".join(map(str, self.seeds)) if self.seeds else "?"
         role = "evaluation" if self.seeds and all(is_evaluation_seed(s) for s in self.seeds) else "development"
-        head = "; ".join(f"{h['id']} {h['status']}" for h in self.headline) or "no headline claim"
-        return (f"{self.verdict} ({self.scale} scale, {role} seed{'s' if len(self.seeds) > 1 else ''} {seeds}, "
-                f"{self.date}): {head}")
+        return f"{self.scale} scale, {role} seed{'s' if len(self.seeds) > 1 else ''} {seeds}, {self.date}"
+
+    def headline_text(self) -> str:
+        """The headline claims' statuses, e.g. ``"H1 held; H2 failed"``."""
+        return "; ".join(f"{h['id']} {h['status']}" for h in self.headline) or "no headline claim"
+
+    def text(self) -> str:
+        """One line, e.g. ``"reproduced (full scale, evaluation seed 1000, 2026-12-03): H1 held; H2 held"``."""
+        return f"{self.verdict} ({self.context()}): {self.headline_text()}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict."""
