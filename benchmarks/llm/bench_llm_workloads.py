@@ -6,7 +6,8 @@ For SmolLM2-135M-Instruct and Gemma-3-270M, each variant runs in its own fresh P
   from git into a temporary folder and imported as ``icml25_llm_before`` (transformers ``AutoModelForCausalLM``,
   one prefill per sample);
 * ``after``: the current package (native decoder, float32: the default, exact);
-* ``after-int8``: the current package with ``quantize="int8"`` (opt-in, approximate).
+* ``after-int8``: the current package with ``quantize="int8"`` (opt-in, approximate);
+* ``after-int4``: the current package with ``quantize="int4"`` (opt-in, approximate).
 
 Measured in each process: ``load_model("pretrained:<name>")`` from the cache (CPU seconds and wall seconds, with
 ``import torch`` done before and reported apart), resident memory (RSS) after the load and after the workloads,
@@ -44,7 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "src" / "icml25" / "llm" / "README.md"
 MODELS = ["smollm2-135m-instruct", "gemma-3-270m"]
-VARIANTS = ["before", "after", "after-int8"]
+VARIANTS = ["before", "after", "after-int8", "after-int4"]
 # the llama.cpp / before ratios (1 thread, per CPU-second, same GGUF) and llama.cpp's load time and RSS
 LLAMA_CPP = {"smollm2-135m-instruct": {"greedy": 3.1, "samples8": 1.2, "load_s": 0.3, "rss_mb": 166},
              "gemma-3-270m": {"greedy": 2.7, "samples8": 1.2, "load_s": 1.7, "rss_mb": 331}}
@@ -78,7 +79,7 @@ if spec["variant"] == "before":
     from icml25_llm_before.loading import load_model
 else:
     from icml25.llm import load_model
-kw = {"quantize": "int8"} if spec["variant"] == "after-int8" else {}
+kw = {"quantize": spec["variant"][6:]} if spec["variant"].startswith("after-int") else {}
 t2, c2 = time.perf_counter(), time.process_time()
 lm = load_model("pretrained:" + spec["model"], progress=False, **kw)
 t3, c3 = time.perf_counter(), time.process_time()
@@ -207,8 +208,9 @@ def machine() -> str:
 
 
 def table(results: dict, derived: dict) -> str:
-    rows = ["| model | measurement | before | after (float32, default) | after, int8 (opt-in) | after / before | "
-            "llama.cpp | after / llama.cpp |", "|---|---|---|---|---|---|---|---|"]
+    rows = ["| model | measurement | before | after (float32, default) | after, int8 (opt-in) | after, int4 (opt-in) "
+            "| after / before | llama.cpp | after / llama.cpp | int4 / llama.cpp |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     what = [("load_cpu_s", "load from cache, CPU s (torch imported before)", "s"),
             ("load_wall_s", "load from cache, wall s", "s"),
             ("rss_after_load_mb", "RSS after load, MB", "MB"),
@@ -226,14 +228,16 @@ def table(results: dict, derived: dict) -> str:
             b, a = vals[0], vals[1]
             ratio = "-" if a is None or b is None else (f"{b / a:.1f}x faster" if unit == "s" else
                                                         f"{a / b:.2f}" if unit == "tok" else f"{a / b:.2f}")
-            lc, lr = llama.get(key), "-"
+            lc, lr, l4 = llama.get(key), "-", "-"
             if lc is not None and a is not None:
                 lr = f"{a / lc:.2f}" if unit == "tok" else f"{a / lc:.1f}x"
+            if lc is not None and vals[3] is not None:
+                l4 = f"{vals[3] / lc:.2f}" if unit == "tok" else f"{vals[3] / lc:.1f}x"
             lcell = "-" if lc is None else (f"{lc:.1f}" if unit == "tok" else f"{lc:.2f}" if unit == "s" else
                                             f"{lc:.0f}")
             if lc is not None and llama.get("_derived"):
                 lcell += " (derived)"
-            rows.append(f"| {model} | {label} | " + " | ".join(cells) + f" | {ratio} | {lcell} | {lr} |")
+            rows.append(f"| {model} | {label} | " + " | ".join(cells) + f" | {ratio} | {lcell} | {lr} | {l4} |")
     return "\n".join(rows)
 
 

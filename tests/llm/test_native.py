@@ -12,8 +12,12 @@ transformers = pytest.importorskip("transformers")
 
 from icml25.llm import HFModel  # noqa: E402
 from icml25.llm.native import (  # noqa: E402
+    Int4Weight,
+    Int8Weight,
     NativeDecoder,
+    check_quantize,
     native_order,
+    quantize_int4,
     read_safetensors,
     unsupported_reason,
     write_safetensors,
@@ -244,20 +248,101 @@ def test_real_models_native_equals_transformers(name, request, transformers_refe
                                                                                          skip_special_tokens=True)
 
 
-def test_int8_quantisation_is_close_and_only_native(tiny):
-    f, q = HFModel(tiny), HFModel(tiny, quantize="int8")
+@pytest.mark.parametrize("mode", ["int8", "int4"])
+def test_quantisation_is_close_and_only_native(tiny, mode):
+    f, q = HFModel(tiny), HFModel(tiny, quantize=mode)
     L = q._native.layers[0]
-    assert type(L.wqkv).__name__ == "Int8Weight" and L.wqkv.q.dtype == torch.int8
+    if mode == "int8":
+        assert type(L.wqkv) is Int8Weight and L.wqkv.q.dtype == torch.int8
+    else:
+        assert type(L.wqkv) is Int4Weight and L.wqkv.packed.dtype == torch.uint8
+    assert L.wq is None and L.wg is None  # no float32 projection kept
     assert q.num_parameters() == f.num_parameters()
     conts = [" fox", " stitch in time", " Tokyo", " 7"]
+    # approximate: int8 per-row or int4 per-32-group weights, bfloat16 activations in the decoding steps
+    tol = 0.15 if mode == "int8" else 0.3
     for a, b in zip(f.logprobs(PROMPTS, conts), q.logprobs(PROMPTS, conts)):
-        np.testing.assert_allclose(a, b, atol=0.15)  # approximate: per-row int8 weights, bfloat16 activations
+        np.testing.assert_allclose(a, b, atol=tol)
     g = q.generate(PROMPTS[:2], n=2, temperature=0, max_tokens=5)
     assert len(g) == 2 and all(len(r) == 2 for r in g)
-    with pytest.raises(ValueError, match="quantize must be None or 'int8'"):
-        HFModel(tiny, quantize="int4")
     with pytest.raises(ValueError, match="needs the native backend"):
-        HFModel(tiny, backend="transformers", quantize="int8")
+        HFModel(tiny, backend="transformers", quantize=mode)
+
+
+@pytest.mark.parametrize("bad", ["int3", "INT8", 4, "", "float32"])
+def test_bad_quantize_values_name_the_allowed_ones(tiny, bad):
+    with pytest.raises(ValueError, match=r"quantize must be None, 'int8' or 'int4', got"):
+        HFModel(tiny, quantize=bad)
+    with pytest.raises(ValueError, match=r"quantize must be None, 'int8' or 'int4'"):
+        NativeDecoder.from_folder(tiny, quantize=bad)
+    with pytest.raises(ValueError, match="CPU only"):
+        check_quantize("int4", "cuda")
+    check_quantize("int4", "cpu")  # this torch has the kernel (2.6 or later)
+
+
+def test_int4_matmul_equals_the_dequantised_weight():
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(200, 96, generator=g)  # 200 rows: padded to 256 inside
+    q = Int4Weight(w)
+    W = q.dequantize()
+    assert q.shape == w.shape and W.shape == w.shape
+    # 4-bit per group of 32: within half a step (range / 30) of the original, and not a copy of it
+    step = (w.view(200, 3, 32).amax(-1) - w.view(200, 3, 32).amin(-1)) / 15
+    err = (W - w).abs().view(200, 3, 32).amax(-1)
+    assert bool((err <= 0.5 * step * 1.02 + 1e-6).all()) and float(err.max()) > 1e-3
+    for rows in (1, 3, Int4Weight.MAX_ROWS, Int4Weight.MAX_ROWS + 1, 100):
+        x = torch.randn(rows, 96, generator=g)
+        y = q(x)
+        assert y.shape == (rows, 200) and y.dtype == torch.float32
+        if rows <= Int4Weight.MAX_ROWS:  # the kernel: bfloat16 activations, float32 sums, a bfloat16 result
+            want = x.bfloat16().float() @ W.T
+            torch.testing.assert_close(y, want, rtol=2 ** -7, atol=1e-4)
+        else:  # the de-quantised weight in float32
+            torch.testing.assert_close(y, x @ W.T, rtol=1e-5, atol=1e-5)
+    b = torch.randn(200, generator=g)
+    x = torch.randn(2, 5, 96, generator=g)
+    torch.testing.assert_close(q(x, b), q(x) + b)
+    with pytest.raises(ValueError, match="multiple of group"):
+        Int4Weight(torch.randn(64, 40))
+
+
+def test_int4_round_trips_an_exactly_representable_tensor():
+    g = torch.Generator().manual_seed(1)
+    n, k = 192, 128
+    codes = torch.randint(0, 16, (n, k // 32, 32), generator=g)
+    codes[..., 0], codes[..., 31] = 0, 15  # every group spans the full range, as GGUF Q4_1 blocks do
+    # scales, minima and offsets m + 8 d: multiples of 2^-8 below 1 in magnitude, exact in bfloat16
+    d = torch.randint(1, 16, (n, k // 32, 1), generator=g).float() * 2.0 ** -8
+    m = -torch.randint(0, 16, (n, k // 32, 1), generator=g).float() * 2.0 ** -6
+    w = (codes * d + m).view(n, k)
+    c, s, z = quantize_int4(w)
+    assert torch.equal(c.long().view(n, k // 32, 32), codes)
+    assert torch.equal(s.float(), d[..., 0]) and torch.equal(z.float(), (m + 8 * d)[..., 0])
+    q = Int4Weight(w)
+    assert torch.equal(q.dequantize(), w) and torch.equal(q.codes().long(), codes.view(n, k))
+    w2 = w.clone()
+    w2[5, 7] += 2.0 ** -12  # off the grid: no longer exact
+    assert not torch.equal(Int4Weight(w2).dequantize(), w2)
+
+
+def test_int4_decoding_logits_are_close_to_float32(tiny):
+    f = NativeDecoder.from_folder(tiny)
+    q = NativeDecoder.from_folder(tiny, quantize="int4")
+    assert type(q.lm_head_q) is Int4Weight and q.lm_head_q.shape == f.lm_head.shape
+    idx = torch.randint(3, f.cfg.vocab_size, (2, 9), generator=torch.Generator().manual_seed(2))
+    pos = torch.arange(9).expand(2, 9)
+    with torch.inference_mode():
+        cf, cq = f.new_cache(2, 16), q.new_cache(2, 16)
+        a, b = f.forward(idx[:, :8], pos[:, :8], cache=cf), q.forward(idx[:, :8], pos[:, :8], cache=cq)
+        steps = [(a, b)]
+        for t in (8,):  # one decoding step (2 rows: the int4 kernel)
+            steps.append((f.forward(idx[:, t:t + 1], pos[:, t:t + 1], cache=cf),
+                          q.forward(idx[:, t:t + 1], pos[:, t:t + 1], cache=cq)))
+    for x, y in steps:
+        lx, ly = torch.log_softmax(x, -1), torch.log_softmax(y, -1)
+        assert float((lx - ly).abs().max()) < 0.3
+        assert float((lx - ly).abs().mean()) < 0.05
+        assert not torch.equal(x, y)  # quantised: close, not the same numbers
 
 
 def test_score_continuations_equals_teacher_forcing_on_both_backends_with_hooks(tiny):

@@ -98,11 +98,12 @@ class HFModel:
         transformers' tokenizer. Default: when the folder's ``icml25-cache.json`` says they agree (the icml25
         pretrained-model cache checks it when built); ``True`` asserts it for another folder
         (:func:`icml25.llm.fast_tokenizer.verify_fast_tokenizer` checks it).
-    quantize : {None, "int8"}
+    quantize : {None, "int8", "int4"}
         Native backend only: ``"int8"`` runs the projections and the output layer with int8 weights (per-row
-        scales) and bfloat16 activations in the matrix products -- faster on a CPU limited by memory bandwidth
-        (see ``src/icml25/llm/README.md``), approximate: greedy text can differ from float32 after a few tokens.
-        The transformers ``model`` (if built) stays in float32. Default None: exact.
+        scales), ``"int4"`` with 4-bit weights (a scale and an offset per 32 inputs; CPU only), both with
+        bfloat16 activations in the decoding steps' matrix products -- faster on a CPU limited by memory
+        bandwidth, and less memory (see ``src/icml25/llm/README.md``), approximate: greedy text can differ from
+        float32 after a few tokens. The transformers ``model`` (if built) stays in float32. Default None: exact.
 
     Attributes
     ----------
@@ -125,8 +126,9 @@ class HFModel:
             raise ValueError("path must be a non-empty folder path, got ''")
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-        if quantize not in (None, "int8"):
-            raise ValueError(f"quantize must be None or 'int8', got {quantize!r}")
+        from .native import check_quantize
+
+        check_quantize(quantize, device)
         local = Path(path).expanduser()
         if not allow_download and not (local / "config.json").is_file():
             what = "does not exist" if not local.exists() else "has no config.json"

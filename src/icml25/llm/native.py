@@ -15,9 +15,11 @@ Shapes: ``idx`` and ``positions`` are ``(B, T)``; the cache holds ``(B, n_kv_hea
 
 from __future__ import annotations
 
+import ctypes
 import json
 import mmap
 import struct
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,9 +28,10 @@ import torch
 import torch.nn.functional as F
 
 __all__ = ["DecoderConfig", "NativeDecoder", "KVCache", "unsupported_reason", "SUPPORTED_TYPES", "read_safetensors",
-           "write_safetensors", "native_order", "Int8Weight", "QUANTIZE"]
+           "write_safetensors", "native_order", "Int8Weight", "Int4Weight", "QUANTIZE", "check_quantize",
+           "quantize_int4"]
 
-QUANTIZE = (None, "int8")
+QUANTIZE = (None, "int8", "int4")
 
 SUPPORTED_TYPES = ("llama", "qwen2", "gemma3_text")
 _ACTS = {"silu": F.silu, "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh")}
@@ -205,17 +208,36 @@ def write_safetensors(path: str | Path, tensors: dict[str, torch.Tensor], metada
                         else t.numpy().tobytes())
 
 
+def check_quantize(quantize: Any, device: Any = "cpu") -> None:
+    """Raise ``ValueError`` unless ``quantize`` is one of :data:`QUANTIZE` (None, ``"int8"``, ``"int4"``) and this
+    torch build (and ``device``) has the kernel it runs on."""
+    if quantize not in QUANTIZE:
+        raise ValueError(f"quantize must be None, 'int8' or 'int4', got {quantize!r}")
+    if quantize == "int8" and not hasattr(torch, "_weight_int8pack_mm"):
+        raise ValueError("quantize='int8' needs torch._weight_int8pack_mm (torch >= 2.4); this torch is "
+                         f"{torch.__version__}")
+    if quantize == "int4":
+        if not (hasattr(torch.ops.aten, "_weight_int4pack_mm_for_cpu")
+                and hasattr(torch.ops.aten, "_convert_weight_to_int4pack_for_cpu")):
+            raise ValueError("quantize='int4' needs torch.ops.aten._weight_int4pack_mm_for_cpu (torch >= 2.6); "
+                             f"this torch is {torch.__version__}")
+        if torch.device(device).type != "cpu":
+            raise ValueError(f"quantize='int4' runs on the CPU only (torch's int4 CPU kernel), got device {device!r}")
+
+
 class Int8Weight:
     """A weight matrix ``(N, K)`` stored as int8 with one scale per output row (symmetric, weight-only), run by
     ``torch._weight_int8pack_mm`` on bfloat16 activations: a quarter of float32's memory traffic per token, and
     approximate (answers may differ from float32 after a few tokens). Products over many rows at once (a prompt,
-    a scored text: compute-bound, where that kernel is slower than float32) use the original weight ``w``."""
+    a scored text: compute-bound, where that kernel is slower than float32) multiply by the de-quantised weight in
+    float32, made for the call in row blocks: the float32 weight ``w`` is not kept (its memory-mapped pages can
+    leave memory)."""
 
-    __slots__ = ("q", "scale", "w")
-    MAX_ROWS = 16  # int8 kernel up to this many activation rows (decoding), float32 above (prefill)
+    __slots__ = ("q", "scale")
+    MAX_ROWS = 16  # int8 kernel up to this many activation rows (decoding), de-quantised float32 above (prefill)
+    CHUNK = 16384  # output rows de-quantised at a time in the float32 path
 
     def __init__(self, w: torch.Tensor, rows: int = 8192):
-        self.w = w
         self.q = torch.empty(w.shape, dtype=torch.int8, device=w.device)
         self.scale = torch.empty(w.shape[0], dtype=torch.bfloat16, device=w.device)
         for a in range(0, w.shape[0], rows):  # in row blocks: no float32 copy of a whole output layer
@@ -228,17 +250,175 @@ class Int8Weight:
     def shape(self) -> torch.Size:
         return self.q.shape
 
+    def dequantize(self, a: int = 0, b: int | None = None, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """Rows ``a:b`` of the weight the kernel multiplies by, ``(b - a, K)`` in ``dtype``."""
+        return (self.q[a:b].to(dtype) * self.scale[a:b].to(dtype)[:, None])
+
     def __call__(self, x: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
         shp = x.shape
-        if x.numel() // shp[-1] > self.MAX_ROWS:
-            return F.linear(x, self.w, bias)
-        y = torch._weight_int8pack_mm(x.reshape(-1, shp[-1]).to(torch.bfloat16), self.q, self.scale)
-        y = y.view(*shp[:-1], -1).to(x.dtype)
+        x2 = x.reshape(-1, shp[-1])
+        if x2.shape[0] > self.MAX_ROWS:
+            y = _chunked_linear(x2, self, self.q.shape[0], self.CHUNK)
+        else:
+            y = torch._weight_int8pack_mm(x2.to(torch.bfloat16), self.q, self.scale).to(x.dtype)
+        y = y.view(*shp[:-1], -1)
         return y if bias is None else y + bias
 
 
+def _chunked_linear(x2: torch.Tensor, wq: Any, n: int, chunk: int) -> torch.Tensor:
+    """``x2 (M, K) @ W.T`` with ``W`` de-quantised ``chunk`` output rows at a time (bounded temporary memory)."""
+    if n <= chunk:
+        return F.linear(x2, wq.dequantize(0, n, x2.dtype))
+    y = x2.new_empty((x2.shape[0], n))
+    for a in range(0, n, chunk):
+        b = min(a + chunk, n)
+        y[:, a:b] = F.linear(x2, wq.dequantize(a, b, x2.dtype))
+    return y
+
+
+_INT4_BLOCK: list[int | None] = []
+
+
+def _int4_block() -> int | None:
+    """How many output rows torch's CPU int4 packing interleaves (it depends on the CPU's vector width), found
+    once by packing a probe matrix and checking that :func:`_unpack_int4` inverts it; None when no known layout
+    fits (then the int4 kernel runs every product)."""
+    if not _INT4_BLOCK:
+        g = torch.Generator().manual_seed(0)
+        probe = torch.randint(0, 16, (128, 64), generator=g, dtype=torch.int32)
+        packed = torch.ops.aten._convert_weight_to_int4pack_for_cpu(probe, 1)
+        found = None
+        if packed.dtype == torch.uint8 and tuple(packed.shape) == (128, 32):
+            for bn in (64, 32, 16):
+                if torch.equal(_unpack_int4(packed, bn).int(), probe):
+                    found = bn
+                    break
+        _INT4_BLOCK.append(found)
+    return _INT4_BLOCK[0]
+
+
+def _unpack_int4(packed: torch.Tensor, bn: int) -> torch.Tensor:
+    """The 4-bit codes ``(N, K)`` (uint8, 0..15) of torch's CPU int4 packing ``(N, K / 2)``: blocks of ``bn``
+    output rows, stored k-major, rows ``j`` and ``j + bn / 2`` of a block in the low and high nibble of a byte."""
+    n, k = packed.shape[0], packed.shape[1] * 2
+    p = packed.view(n // bn, k, bn // 2)
+    return torch.cat((p & 15, p >> 4), dim=-1).transpose(1, 2).reshape(n, k)
+
+
+class Int4Weight:
+    """A weight matrix ``(N, K)`` stored as 4-bit codes with a scale and an offset per group of ``group``
+    consecutive inputs of a row (asymmetric, weight-only): ``w[n, k] = (code - 8) * scale[g, n] + zero[g, n]`` with
+    ``g = k // group``, scales and offsets in bfloat16. Decoding rows run through torch's CPU kernel
+    ``_weight_int4pack_mm_for_cpu`` on bfloat16 activations (an eighth of float32's weight bytes, plus the scales);
+    products over more than :attr:`MAX_ROWS` rows (prompts, scored texts: compute-bound) multiply by the
+    de-quantised weight in float32, made for the call in row blocks. No float32 weight is kept.
+
+    GGUF's Q4_1 blocks (``w = d * q + m`` per 32 inputs, ``d``, ``m`` float16) are of this form: quantising
+    their de-quantised weights with ``group=32`` recovers the codes, up to bfloat16 rounding of ``d`` and ``m``.
+
+    Parameters
+    ----------
+    w : Tensor (N, K)
+        The weight; ``K`` a multiple of ``group``. Rows are padded to a multiple of 64 (the kernel's packing).
+    group : int
+        Inputs per scale/offset: 32 (default), 64, 128 or 256.
+    """
+
+    __slots__ = ("packed", "sz", "group", "n")
+    MAX_ROWS = 48  # int4 kernel up to this many activation rows, de-quantised float32 above (measured, README)
+    CHUNK = 16384
+    GROUPS = (32, 64, 128, 256)
+
+    def __init__(self, w: torch.Tensor, group: int = 32, rows: int = 8192):
+        if group not in self.GROUPS:
+            raise ValueError(f"group must be one of {self.GROUPS}, got {group!r}")
+        if w.dim() != 2 or w.shape[1] % group:
+            raise ValueError(f"Int4Weight needs a 2-d weight whose columns are a multiple of group={group}, "
+                             f"got shape {tuple(w.shape)}")
+        n, k = w.shape
+        n_pad = -(-n // 64) * 64
+        self.n, self.group = n, group
+        self.packed = torch.empty((n_pad, k // 2), dtype=torch.uint8)
+        self.sz = torch.zeros((k // group, n_pad, 2), dtype=torch.bfloat16)
+        for a in range(0, n_pad, rows):  # rows is a multiple of 64: blocks pack like the whole
+            b = min(a + rows, n_pad)
+            blk = w[a:min(b, n)].float()
+            if blk.shape[0] < b - a:
+                blk = torch.cat((blk, blk.new_zeros((b - a - blk.shape[0], k))))
+            codes, scale, zero = quantize_int4(blk, group)
+            self.sz[:, a:b, 0] = scale.t()
+            self.sz[:, a:b, 1] = zero.t()
+            self.packed[a:b] = torch.ops.aten._convert_weight_to_int4pack_for_cpu(codes.to(torch.int32), 1)
+
+    @property
+    def shape(self) -> torch.Size:
+        return torch.Size((self.n, self.packed.shape[1] * 2))
+
+    def codes(self) -> torch.Tensor | None:
+        """The 4-bit codes ``(N, K)`` (uint8, 0..15), or None when this CPU's packing layout is not known."""
+        bn = _int4_block()
+        return None if bn is None else _unpack_int4(self.packed, bn)[:self.n]
+
+    def dequantize(self, a: int = 0, b: int | None = None, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """Rows ``a:b`` of the weight the kernel multiplies by, ``(b - a, K)`` in ``dtype`` (``a`` a multiple of
+        64). ``RuntimeError`` when this CPU's packing layout is not known."""
+        bn = _int4_block()
+        if bn is None:
+            raise RuntimeError("the int4 packing layout of this CPU is not known; cannot de-quantise")
+        b = self.n if b is None else b
+        b_pad = min(-(-b // bn) * bn, self.packed.shape[0])
+        codes = _unpack_int4(self.packed[a:b_pad], bn)[:b - a]
+        k = codes.shape[1]
+        sz = self.sz[:, a:b].to(dtype)  # (K / group, b - a, 2)
+        w = codes.to(dtype).view(b - a, k // self.group, self.group).sub_(8)
+        return w.mul_(sz[..., 0].t()[..., None]).add_(sz[..., 1].t()[..., None]).view(b - a, k)
+
+    def __call__(self, x: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+        shp = x.shape
+        x2 = x.reshape(-1, shp[-1])
+        if x2.shape[0] > self.MAX_ROWS and _int4_block() is not None:
+            y = _chunked_linear(x2, self, self.n, self.CHUNK)
+        else:
+            y = torch.ops.aten._weight_int4pack_mm_for_cpu(x2.to(torch.bfloat16).contiguous(), self.packed,
+                                                           self.group, self.sz)
+            y = y[:, :self.n].to(x.dtype)
+        y = y.view(*shp[:-1], self.n)
+        return y if bias is None else y + bias
+
+
+def quantize_int4(w: torch.Tensor, group: int = 32) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Group-wise asymmetric 4-bit quantisation of ``w`` (N, K) (``K`` a multiple of ``group``).
+
+    Per group of ``group`` consecutive inputs of a row: ``scale = (max - min) / 15`` and ``zero = min + 8 * scale``,
+    both rounded to bfloat16 (what the kernel reads), then ``code = round((w - zero) / scale) + 8`` clamped to
+    0..15, so that ``(code - 8) * scale + zero`` approximates ``w``; exact when ``w`` is so built from codes that
+    use 0 and 15 in every group and bfloat16 scales and offsets.
+
+    Returns
+    -------
+    codes : uint8 Tensor (N, K)
+    scale, zero : bfloat16 Tensors (N, K / group)
+    """
+    n, k = w.shape
+    g = w.float().reshape(n, k // group, group)
+    lo, hi = g.amin(-1), g.amax(-1)
+    scale = ((hi - lo) / 15).clamp_(min=1e-12).to(torch.bfloat16)
+    zero = (lo + 8 * scale.float()).to(torch.bfloat16)
+    codes = ((g - zero.float()[..., None]) / scale.float()[..., None]).round_().add_(8).clamp_(0, 15)
+    return codes.to(torch.uint8).view(n, k), scale, zero
+
+
+def _trim_heap() -> None:
+    """Give freed heap memory back to the system (glibc's ``malloc_trim``; nothing elsewhere)."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):
+            pass
+
+
 def _linear(x: torch.Tensor, w: Any, b: torch.Tensor | None = None) -> torch.Tensor:
-    return w(x, b) if type(w) is Int8Weight else F.linear(x, w, b)
+    return w(x, b) if type(w) is Int8Weight or type(w) is Int4Weight else F.linear(x, w, b)
 
 
 class KVCache:
@@ -324,19 +504,18 @@ class NativeDecoder:
     dtype : torch.dtype, optional
         Convert the weights (copies them); default: as given.
     device : str or torch.device
-    quantize : {None, "int8"}
+    quantize : {None, "int8", "int4"}
         ``"int8"``: the projection matrices and the output layer as :class:`Int8Weight` (weight-only, per-row
-        scales, bfloat16 activations in the matrix products): 1.3-1.6x the float32 decoding speed on a CPU whose
-        memory bandwidth limits it, approximate (tested against float32 by agreement of log-probabilities, not
-        equality). Default None: the exact computation.
+        scales, bfloat16 activations in the matrix products); ``"int4"``: as :class:`Int4Weight` (4-bit codes,
+        a bfloat16 scale and offset per 32 inputs, CPU only). Faster decoding on a CPU whose memory bandwidth
+        limits it (numbers in ``src/icml25/llm/README.md``), approximate (tested against float32 by agreement of
+        log-probabilities, not equality); the float32 projection weights are not kept (memory-mapped pages read
+        for quantising are released). Default None: the exact computation.
     """
 
     def __init__(self, cfg: DecoderConfig, weights: dict[str, torch.Tensor], dtype: torch.dtype | None = None,
                  device: Any = "cpu", quantize: str | None = None):
-        if quantize not in QUANTIZE:
-            raise ValueError(f"quantize must be one of {QUANTIZE}, got {quantize!r}")
-        if quantize == "int8" and not hasattr(torch, "_weight_int8pack_mm"):
-            raise ValueError("quantize='int8' needs torch._weight_int8pack_mm (torch >= 2.4)")
+        check_quantize(quantize, device)
         self.cfg = cfg
         self.device = torch.device(device)
         self.quantize = quantize
@@ -387,14 +566,17 @@ class NativeDecoder:
                           for th in set(cfg.rope_theta)}
         self._gqa = cfg.n_kv_head != cfg.n_head
         self._n_params = sum(t.numel() for t in self.state_tensors())
-        self.lm_head_q: Int8Weight | None = None
-        if quantize == "int8":
+        self.lm_head_q: Int8Weight | Int4Weight | None = None
+        if quantize is not None:
+            kind = Int8Weight if quantize == "int8" else Int4Weight
             for L in self.layers:
-                L.wqkv, L.wo, L.wgu, L.wd = (Int8Weight(w) for w in (L.wqkv, L.wo, L.wgu, L.wd))
-            self.lm_head_q = Int8Weight(self.lm_head)
+                L.wqkv, L.wo, L.wgu, L.wd = (kind(w) for w in (L.wqkv, L.wo, L.wgu, L.wd))
+                L.wq = L.wk = L.wv = L.wg = L.wu = None  # the float weights are not kept
+            self.lm_head_q = kind(self.lm_head)  # self.lm_head stays for its shape (and the tied embedding)
             mm = getattr(weights, "mmap", None)
             if mm is not None and hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
                 mm.madvise(mmap.MADV_DONTNEED)  # the float32 pages read for quantising leave memory
+            _trim_heap()  # and so do the temporaries of quantising (glibc keeps freed heap memory otherwise)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -419,7 +601,8 @@ class NativeDecoder:
         return self._n_params
 
     def state_tensors(self) -> list[torch.Tensor]:
-        """Every weight tensor of the checkpoint as loaded (before any quantisation)."""
+        """Every weight tensor of the checkpoint as loaded (with ``quantize``: those not replaced by quantised
+        ones)."""
         out = [self.embed, self.norm] + ([] if self.lm_head is self.embed else [self.lm_head])
         for L in self.layers:
             out += [t for t in (getattr(L, s) for s in _Layer._PARAMS) if isinstance(t, torch.Tensor)]
