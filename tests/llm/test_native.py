@@ -323,6 +323,14 @@ def test_int4_round_trips_an_exactly_representable_tensor():
     w2 = w.clone()
     w2[5, 7] += 2.0 ** -12  # off the grid: no longer exact
     assert not torch.equal(Int4Weight(w2).dequantize(), w2)
+    # a grid of fewer steps (codes 0..11 in every group, as GGUF Q4_K sub-blocks may have) is kept, not re-quantised
+    short = torch.randint(0, 12, (n, k // 32, 32), generator=g)
+    short[..., 0], short[..., 31] = 0, 11
+    w3 = (short * d + m).view(n, k)
+    c3, s3, _ = quantize_int4(w3)
+    assert torch.equal(c3.long().view(n, k // 32, 32), short) and torch.equal(s3.float(), d[..., 0])
+    assert torch.equal(Int4Weight(w3).dequantize(), w3)
+    assert not torch.equal(quantize_int4(w3, grid=False)[0].long().view(n, k // 32, 32), short)
 
 
 def test_int4_decoding_logits_are_close_to_float32(tiny):

@@ -386,13 +386,19 @@ class Int4Weight:
         return y if bias is None else y + bias
 
 
-def quantize_int4(w: torch.Tensor, group: int = 32) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def quantize_int4(w: torch.Tensor, group: int = 32, grid: bool = True) -> tuple[torch.Tensor, torch.Tensor,
+                                                                                torch.Tensor]:
     """Group-wise asymmetric 4-bit quantisation of ``w`` (N, K) (``K`` a multiple of ``group``).
 
     Per group of ``group`` consecutive inputs of a row: ``scale = (max - min) / 15`` and ``zero = min + 8 * scale``,
     both rounded to bfloat16 (what the kernel reads), then ``code = round((w - zero) / scale) + 8`` clamped to
     0..15, so that ``(code - 8) * scale + zero`` approximates ``w``; exact when ``w`` is so built from codes that
-    use 0 and 15 in every group and bfloat16 scales and offsets.
+    use 0 and 15 in every group and bfloat16 scales and offsets (GGUF Q4_1 blocks).
+
+    With ``grid`` (default), a group whose values already lie on a 4-bit grid of fewer steps -- ``min + j * d`` with
+    ``j`` integers and ``(max - min) / d`` one of 8..14, as GGUF Q4_K sub-blocks do -- keeps that step ``d`` (its
+    codes then span 0..``(max - min) / d``): the grid is recovered instead of re-quantised onto a finer one. Tried
+    only when more than 5 % of the groups of the first 256 rows are such.
 
     Returns
     -------
@@ -402,10 +408,30 @@ def quantize_int4(w: torch.Tensor, group: int = 32) -> tuple[torch.Tensor, torch
     n, k = w.shape
     g = w.float().reshape(n, k // group, group)
     lo, hi = g.amin(-1), g.amax(-1)
-    scale = ((hi - lo) / 15).clamp_(min=1e-12).to(torch.bfloat16)
+    span = torch.full_like(lo, 15.0)
+    if grid and float(_grid_spans(g[:256], lo[:256], hi[:256]).lt(15).float().mean()) > 0.05:
+        span = _grid_spans(g, lo, hi)
+    scale = ((hi - lo) / span).clamp_(min=1e-12).to(torch.bfloat16)
     zero = (lo + 8 * scale.float()).to(torch.bfloat16)
     codes = ((g - zero.float()[..., None]) / scale.float()[..., None]).round_().add_(8).clamp_(0, 15)
     return codes.to(torch.uint8).view(n, k), scale, zero
+
+
+def _grid_spans(g: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, tol: float = 1e-3) -> torch.Tensor:
+    """Per group of ``g`` (..., group): the largest ``s`` in 8..14 such that every value is within ``tol`` steps
+    of ``lo + j * (hi - lo) / s`` for an integer ``j``; 15 where none is."""
+    rel = (g - lo[..., None]) / (hi - lo).clamp(min=1e-30)[..., None]  # in [0, 1]
+    span = torch.full_like(lo, 15.0)
+    todo = torch.ones_like(lo, dtype=torch.bool)
+    buf = torch.empty_like(rel)
+    for s in range(14, 7, -1):
+        torch.mul(rel, s, out=buf)
+        ok = buf.sub_(buf.round()).abs_().le_(tol).all(-1) & todo
+        span[ok] = s
+        todo &= ~ok
+        if not bool(todo.any()):
+            break
+    return span
 
 
 def _trim_heap() -> None:
