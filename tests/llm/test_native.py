@@ -277,7 +277,7 @@ def test_bad_quantize_values_name_the_allowed_ones(tiny, bad):
         NativeDecoder.from_folder(tiny, quantize=bad)
     with pytest.raises(ValueError, match="CPU only"):
         check_quantize("int4", "cuda")
-    check_quantize("int4", "cpu")  # this torch has the kernel (2.6 or later)
+    check_quantize("int4", "cpu")  # this torch has the kernel
 
 
 def test_int4_matmul_equals_the_dequantised_weight():

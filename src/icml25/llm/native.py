@@ -219,8 +219,8 @@ def check_quantize(quantize: Any, device: Any = "cpu") -> None:
     if quantize == "int4":
         if not (hasattr(torch.ops.aten, "_weight_int4pack_mm_for_cpu")
                 and hasattr(torch.ops.aten, "_convert_weight_to_int4pack_for_cpu")):
-            raise ValueError("quantize='int4' needs torch.ops.aten._weight_int4pack_mm_for_cpu (torch >= 2.6); "
-                             f"this torch is {torch.__version__}")
+            raise ValueError("quantize='int4' needs torch.ops.aten._weight_int4pack_mm_for_cpu (a recent torch), "
+                             f"which this torch ({torch.__version__}) lacks")
         if torch.device(device).type != "cpu":
             raise ValueError(f"quantize='int4' runs on the CPU only (torch's int4 CPU kernel), got device {device!r}")
 
