@@ -75,7 +75,7 @@ def test_loader_missing_file_and_bad_arguments(tmp_path) -> None:
 
 def _rows() -> list[dict]:
     """What ``_ispd_rows`` returns for EGPlace: adaptec1 5.0e5 in 100 s, adaptec2 4.0e5 in 50 s, adaptec3 3.0e5."""
-    return [{"circuit": c, "EGPlace (1e5)": h, "EGPlace s": s, "reduction %": 1.0, "speed-up": 1.0}
+    return [{"circuit": c, "EGPlace (1e5)": h, "EGPlace s": s, "reduction %": 1.0, "speed-up (time to target)": 1.0}
             for c, h, s in (("adaptec1", 5.0, 100.0), ("adaptec2", 4.0, 50.0), ("adaptec3", 3.0, 10.0))]
 
 

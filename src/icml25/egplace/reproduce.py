@@ -30,6 +30,9 @@ class Config:
     n_seeds: int = 2  # search seeds (seed, seed+1, ...); the same initial genotypes for both methods
     m: int = 3  # macros moved per guided mutation
     p_swap: float = 1.0  # probability of an extra random swap in a guided mutation (0.5 stagnated at full size)
+    # WireMask-EA genotypes per seed re-decoded with the official loop masks to estimate the loop run's time (claims
+    # F_speedup_ea, ispd_speedup_ea); 0 = not measured (quick: a loop decode of ibm01 costs ~0.35 s CPU at G=128)
+    speedup_samples: int = 0
     ablation_seeds: int = 1  # seeds of the ablations (no incremental decoding; m=1)
     ablation_evals: int = 40  # evaluation budget per ablation run
     transfer_instances: int = 2  # synthetic instances of the transfer check
@@ -43,6 +46,7 @@ class Config:
     def __post_init__(self) -> None:
         for name, low in (("synth_macros", 2), ("synth_grid", 4), ("n_equiv", 1), ("n_incr", 1), ("mask_grid", 8),
                           ("mask_macros", 1), ("search_grid", 8), ("init_round", 1), ("n_seeds", 1), ("m", 1),
+                          ("speedup_samples", 0),
                           ("ablation_seeds", 0), ("ablation_evals", 2), ("transfer_instances", 0),
                           ("transfer_macros", 2), ("transfer_grid", 4), ("transfer_evals", 2)):
             check_int(getattr(self, name), name, low=low)
@@ -70,7 +74,7 @@ class Config:
     @classmethod
     def full(cls) -> Config:
         return cls(search_grid=128, search_evals=1000, n_seeds=5, ablation_seeds=2, ablation_evals=500,
-                   transfer_macros=100, transfer_grid=64, transfer_evals=400)
+                   transfer_macros=100, transfer_grid=64, transfer_evals=400, speedup_samples=10)
 
     @classmethod
     def paper(cls) -> Config:
@@ -79,6 +83,7 @@ class Config:
                    n_seeds=5,  # mean ± std over seeds; the count is not in the transcribed table: 5 as WireMask-BBO
                    init_round=100,  # WireMask-EA's official init_round (spec §2.3); full uses 10
                    ablation_seeds=2, ablation_evals=500, transfer_macros=100, transfer_grid=64, transfer_evals=400,
+                   speedup_samples=10,  # loop-mask decodes per WireMask-EA run (ibm01 and every circuit)
                    ispd_circuits=tuple(ISPD_GRID))  # spec §3: the ISPD2005 circuits placed on all their macros
 
     def plan(self) -> Any:
@@ -98,6 +103,7 @@ def reproduce(scale: Scale, seed: int, out: Path, config: Config, stub: bool = F
     runs, seeds, rows = experiment.run_ibm01(rep, config, seed, dec, guided)
     experiment.add_search_claims(rep, rows)
     experiment.add_full_claims(rep, runs, seeds, rows)
+    experiment.add_paper_speedup(rep, scale, config, dec, runs, seeds)
     experiment.add_ablations_transfer(rep, config, seed, dec, seeds, guided)
     experiment.add_ispd_claims(rep, scale, config, seed, guided, efficientplace)
     experiment.add_figures_notes(rep, ibm, runs)
