@@ -223,7 +223,8 @@ def add_llm_parts(rep: Report, cfg: Config, seed: int, ds: OfflineDataset, sft: 
         res.rows.append({"policy": f"{name} out of the box (no fine-tuning)", "train goals": res.vanilla[0],
                          "held-out pick-up goals": res.vanilla[1]})
     if res.lora is not None:
-        res.rows.append({"policy": f"LoRA {name} ({cfg.lora_steps} steps x {cfg.lora_batch})",
+        cap = f"at most {cfg.lora_steps}" if cfg.lora_converge_window else f"{cfg.lora_steps}"
+        res.rows.append({"policy": f"LoRA {name} ({cap} steps x {cfg.lora_batch}; steps run: LoRA training table)",
                          "train goals": res.lora[0], "held-out pick-up goals": res.lora[1]})
 
 
