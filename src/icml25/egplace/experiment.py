@@ -348,9 +348,9 @@ def add_full_claims(rep: Report, runs: dict[str, list[SearchResult]], seeds: lis
     speed = float(np.mean(t_target)) / t_ea
     # fails if: EGPlace needs as long as WireMask-EA to reach WireMask-EA's final quality
     rep.add_claim("F3", "EGPlace reaches WireMask-EA's mean final HPWL in <= 0.5 x WireMask-EA's run time "
-                  "(time-to-target ratio)", round(1 / PAPER_SPEEDUP_VS_EA, 3), speed, "<=", 0.5, kind="paper",
-                  scale=Scale.FULL, source="abstract: 7.8x speed-up over WireMask-EA", aggregate="max", timing=True,
-                  note="inf when a seed never reaches the target")
+                  "(time-to-target ratio, both on the vectorised decoder; the abstract's 7.8x is F_speedup_ea)",
+                  None, speed, "<=", 0.5, kind="paper", scale=Scale.FULL, source="spec §6 (time-to-target)",
+                  aggregate="max", timing=True, note="inf when a seed never reaches the target")
 
 
 _SPEEDUP_NEEDS = ("--scale full: speedup_samples > 0 genotypes of each WireMask-EA run timed with the official loop "
