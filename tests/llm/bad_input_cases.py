@@ -223,3 +223,10 @@ CASES += [
     BadInputCase("FineTuned", skip="the result record of finetune; it takes no user input"),
     BadInputCase("AnswerBatch", skip="a batch record that answer_batch builds; it takes no user input"),
 ]
+
+# one loader of local transformers checkpoints (issue 43)
+CASES += [
+    BadInputCase("load_transformers", lambda: {"spec": _saved_gpt2(), "task": "causal-lm", "model_type": "gpt2"},
+                 bad={"spec": TEXT, "task": TEXT, "model_type": TEXT}),
+    BadInputCase("model_folder", lambda: {"spec": f"hf:{_saved_gpt2()}"}, bad={"spec": TEXT}),
+]

@@ -16,7 +16,7 @@ __all__ = ["Generation", "LanguageModel", "Tokenizer", "truncate_at_stop", "Tiny
            "TinyGPTModule", "OpenAIServerError", "load_tokenizer", "save_random_gpt2", "pretrained_path",
            "load_encoder", "known_models", "sample_shared_prefix", "prefix_hidden_states", "train_loop",
            "LengthBuckets", "expand", "NextTokenLogprobs", "finetune", "FineTuned", "attach_lora", "lora_parameters",
-           "answer_batch", "answer_loss", "AnswerBatch"]
+           "answer_batch", "answer_loss", "AnswerBatch", "load_transformers", "model_folder", "ModelFolderError"]
 
 _LAZY = {
     "TinyGPT": ("icml25.llm.tiny", "TinyGPT"),
@@ -41,6 +41,8 @@ _LAZY = {
     "NextTokenLogprobs": ("icml25.llm.token_scoring", "NextTokenLogprobs"),
     "train_loop": ("icml25.llm.training", "train_loop"),
     "LengthBuckets": ("icml25.llm.training", "LengthBuckets"),
+    **{name: ("icml25.llm.transformers_models", name) for name in ("load_transformers", "model_folder",
+                                                                       "ModelFolderError")},
     **{name: ("icml25.llm.lora", name) for name in ("finetune", "FineTuned", "attach_lora", "lora_parameters",
                                                          "answer_batch", "answer_loss", "AnswerBatch")},
 }

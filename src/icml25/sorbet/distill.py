@@ -16,6 +16,10 @@ from .data import glue_metric
 
 __all__ = ["load_teacher", "fine_tune", "evaluate", "DistillTrainer", "multi_step", "kd_loss"]
 
+_TEACHER_HINT = ("the paper's teacher is BERT-base: save 'bert-base-uncased' (transformers save_pretrained) on a "
+                 "machine with internet and pass --set encoder=hf:/path/to/bert-base-uncased, or use "
+                 "pretrained:all-minilm-l6-v2")
+
 
 def load_teacher(spec: str = "pretrained:all-minilm-l6-v2", num_labels: int = 2, num_layers: int | None = None,
                  seed: int = 0) -> tuple[Any, Any]:
@@ -37,43 +41,20 @@ def load_teacher(spec: str = "pretrained:all-minilm-l6-v2", num_labels: int = 2,
     -------
     (tokenizer, transformers.BertForSequenceClassification)
     """
-    from pathlib import Path
-
-    from transformers import AutoTokenizer, BertForSequenceClassification
-    from transformers.utils import logging as hf_logging
+    from icml25.llm.transformers_models import load_transformers
 
     check_int(num_labels, "num_labels", low=1)
     if num_layers is not None:
         check_int(num_layers, "num_layers", low=1)
     if not isinstance(spec, str) or not spec:
         raise TypeError(f"spec must be 'pretrained:<name>' or a folder path, got {type(spec).__name__}")
-    if spec.startswith("hf:"):  # a local transformers folder, as icml25.llm.load_model spells it
-        spec = spec[3:]
-    if spec.startswith("pretrained:"):
-        from icml25.llm.pretrained import get_pretrained, pretrained_path
-
-        if get_pretrained(spec, arg="spec").kind != "encoder":
-            raise ValueError(f"spec must name a BERT-family encoder such as 'pretrained:all-minilm-l6-v2', got {spec!r}")
-        folder = pretrained_path(spec, progress=False)
-    else:
-        folder = Path(spec).expanduser()
-        if not folder.is_dir():
-            raise ValueError(f"spec must be 'pretrained:<name>' or an existing folder of a BERT-family transformers "
-                             f"model, got {spec!r}; the paper's teacher is BERT-base: save 'bert-base-uncased' "
-                             "(transformers save_pretrained) on a machine with internet and pass "
-                             "--set encoder=hf:/path/to/bert-base-uncased, or use pretrained:all-minilm-l6-v2")
     kw: dict[str, Any] = {"num_labels": num_labels}
     if num_layers is not None:
         kw["num_hidden_layers"] = check_int(num_layers, "num_layers", low=1)
-    torch.manual_seed(seed)
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # the fresh classification head is expected, not a warning
-    try:
-        model = BertForSequenceClassification.from_pretrained(str(folder), local_files_only=True, **kw)
-    finally:
-        hf_logging.set_verbosity(verbosity)
-    tok = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-    return tok, model
+    # seeded right before the model is built (the fresh head's initialisation); its "newly initialized" note is
+    # expected, not a warning
+    return load_transformers(spec, "sequence-classification", field="spec", hint=_TEACHER_HINT, model_type="bert",
+                             seed=seed, quiet=True, **kw)
 
 
 def _device(model: Any) -> torch.device:
