@@ -207,6 +207,18 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
+
+def write_between_markers(readme: Path, name: str, text: str) -> None:
+    """Replace what lies between ``<!-- name:start -->`` and ``<!-- name:end -->`` in ``readme`` by ``text``."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    doc = readme.read_text()
+    if start in doc and end in doc:
+        doc = doc[:doc.index(start) + len(start)] + "\n" + text + "\n" + doc[doc.index(end):]
+        readme.write_text(doc)
+        print(f"wrote the table into {readme}")
+    else:
+        print(f"{readme} has no {start} ... {end} markers; table not written")
+
 def table(results: dict, derived: dict) -> str:
     rows = ["| model | measurement | before | after (float32, default) | after, int8 (opt-in) | after, int4 (opt-in) "
             "| after / before | llama.cpp | after / llama.cpp | int4 / llama.cpp |",
@@ -300,14 +312,7 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps({"head": head, "results": results, "llama_cpp": derived}, indent=1))
     if args.readme:
-        start, end = "<!-- bench_llm_workloads:start -->", "<!-- bench_llm_workloads:end -->"
-        doc = README.read_text()
-        if start in doc and end in doc:
-            doc = doc[:doc.index(start) + len(start)] + "\n" + text + "\n" + doc[doc.index(end):]
-            README.write_text(doc)
-            print(f"wrote the table into {README}")
-        else:
-            print(f"{README} has no {start} ... {end} markers; table not written")
+        write_between_markers(README, "bench_llm_workloads", text)
 
 
 if __name__ == "__main__":

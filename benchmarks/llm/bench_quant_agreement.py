@@ -152,14 +152,10 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     if args.readme:
-        start, end = "<!-- bench_quant_agreement:start -->", "<!-- bench_quant_agreement:end -->"
-        doc = README.read_text()
-        if start in doc and end in doc:
-            doc = doc[:doc.index(start) + len(start)] + "\n" + text + "\n" + doc[doc.index(end):]
-            README.write_text(doc)
-            print(f"wrote the table into {README}")
-        else:
-            print(f"{README} has no {start} ... {end} markers; table not written")
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_llm_workloads import write_between_markers
+
+        write_between_markers(README, "bench_quant_agreement", text)
 
 
 if __name__ == "__main__":

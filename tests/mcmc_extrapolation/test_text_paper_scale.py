@@ -60,7 +60,8 @@ def test_missing_models_and_data_leave_the_claims_not_measured_with_the_reason(t
 
 
 def test_text_config_validation_and_model_path_errors(tmp_path) -> None:
-    from icml25.mcmc_extrapolation.text_models import MLMInfill, resolve_model_path
+    from icml25.llm import model_folder
+    from icml25.mcmc_extrapolation.text_models import MLMInfill
 
     with pytest.raises(ValueError, match="text_tasks"):
         Config(text_tasks=("poetry",))
@@ -75,7 +76,7 @@ def test_text_config_validation_and_model_path_errors(tmp_path) -> None:
     paper = Config.paper()
     assert paper.text_tasks == ("sentiment", "anonymisation")
     with pytest.raises(FileNotFoundError, match=r"mlm_model: the model folder .*roberta-base.* does not exist"):
-        resolve_model_path(paper.mlm_model, "mlm_model")
+        model_folder(paper.mlm_model, "mlm_model")
     with pytest.raises(FileNotFoundError, match="model folder"):
         MLMInfill(f"hf:{tmp_path}")
 

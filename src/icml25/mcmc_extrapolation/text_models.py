@@ -17,7 +17,6 @@ forward-only variant).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,35 +25,7 @@ from icml25.core.optional import require
 from icml25.core.validation import check_array, check_int, check_positive
 from icml25.llm.transformers_models import load_transformers, model_folder
 
-__all__ = ["resolve_model_path", "MLMInfill", "SequenceClassifier", "SentenceSimilarity", "perplexity"]
-
-
-def resolve_model_path(spec: Any, field: str = "model") -> Path:
-    """The local folder named by a model string (``hf:<folder>``, a bare folder, or ``pretrained:<name>``).
-
-    Resolved by :func:`icml25.llm.transformers_models.model_folder`; nothing is loaded.
-
-    Parameters
-    ----------
-    spec : str
-        The model string.
-    field : str
-        The config field or argument that holds it (messages start with it).
-
-    Returns
-    -------
-    Path
-        A folder with ``config.json``.
-
-    Raises
-    ------
-    TypeError
-        ``spec`` is not a non-empty string.
-    FileNotFoundError
-        The folder does not exist or has no ``config.json``; the message names ``field`` (the config field or
-        argument to set).
-    """
-    return model_folder(spec, field)
+__all__ = ["MLMInfill", "SequenceClassifier", "SentenceSimilarity", "perplexity"]
 
 
 def _torch_device(device: Any) -> Any:
@@ -100,7 +71,7 @@ class MLMInfill:
     """
 
     def __init__(self, model: str, device: str = "cpu", temperature: float = 1.0) -> None:
-        path = resolve_model_path(model, "model")
+        path = model_folder(model, "model")
         self.device = _torch_device(device)
         self.temperature = check_positive(temperature, "temperature")
         self.tokenizer, self.model = load_transformers(path, "masked-lm", device=self.device)
@@ -217,7 +188,7 @@ class SequenceClassifier:
     """
 
     def __init__(self, model: str, device: str = "cpu", batch_size: int = 32, max_length: int = 256) -> None:
-        path = resolve_model_path(model, "model")
+        path = model_folder(model, "model")
         self.device = _torch_device(device)
         self.batch_size = check_int(batch_size, "batch_size", low=1)
         self.max_length = check_int(max_length, "max_length", low=2)
@@ -273,7 +244,7 @@ class SentenceSimilarity:
     def __init__(self, model: str, device: str = "cpu") -> None:
         from icml25.llm.pretrained import Encoder
 
-        path = resolve_model_path(model, "model")
+        path = model_folder(model, "model")
         self.encoder = Encoder(*load_transformers(path, "encoder", device=_torch_device(device)))
 
     def embed(self, texts: list[str]) -> np.ndarray:

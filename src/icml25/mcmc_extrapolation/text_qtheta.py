@@ -92,9 +92,9 @@ class TextQTheta:
         require("peft", extra="llm")
         from icml25.llm.hf import HFModel
 
-        from .text_models import resolve_model_path
+        from ..llm.transformers_models import model_folder
 
-        path = resolve_model_path(model, "model")
+        path = model_folder(model, "model")
         self.lm = HFModel(str(path), device=device, backend="transformers")
         self.history = check_int(history, "history", low=1)
         self.n_bins = check_int(n_bins, "n_bins", low=1)
