@@ -229,6 +229,18 @@ def loop_ea_seconds(dec: GreedyDecoder, ea: SearchResult, n_samples: int, seed: 
             "direct_seconds": direct, "direct_se": direct_se, "identical": same / len(idx)}
 
 
+def loop_speedup(dec: GreedyDecoder, ea_runs: list[SearchResult], eg_runs: list[SearchResult], n_samples: int,
+                 seeds: list[int]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per seed, the loop-mask WireMask-EA time estimate of each recorded WireMask-EA run (:func:`loop_ea_seconds`,
+    its recorded genotypes released afterwards), and the pooled speed-up over the EGPlace runs of the same seeds
+    (:func:`speedup_ratio`). Returns ``(estimates, speed-up)``."""
+    est = []
+    for ea, s in zip(ea_runs, progress(seeds, "loop-mask WireMask-EA time (sampled)")):
+        est.append(loop_ea_seconds(dec, ea, n_samples, [s, 50]))
+        ea.guides = None  # the recorded genotypes are no longer needed
+    sp = speedup_ratio([e["seconds"] for e in est], [e["se"] for e in est], [r.cpu_seconds for r in eg_runs])
+    return est, sp
+
 def _search(method: str, dec: GreedyDecoder, cfg: Config, seed: int, evals: int, guided: Any,
             record_guides: bool = False) -> SearchResult:
     """One search run; ``guided`` builds the guided optimiser (replaced by WireMask-EA in the stub)."""
@@ -382,12 +394,9 @@ def add_paper_speedup(rep: Report, scale: Scale, cfg: Config, dec: GreedyDecoder
             rep.add_claim("F_speedup_ea", measured=float("nan"), note=f"not measured: speedup_samples = 0; "
                           f"{_SPEEDUP_NEEDS}", **kw)
         return
-    rows, est = [], []
-    for k, s in enumerate(progress(seeds, "loop-mask WireMask-EA time (sampled)")):
-        ea, eg = runs["WireMask-EA"][k], runs["EGPlace"][k]
-        e = loop_ea_seconds(dec, ea, cfg.speedup_samples, [s, 50])
-        est.append(e)
-        ea.guides = None  # the recorded genotypes are no longer needed
+    est, sp = loop_speedup(dec, runs["WireMask-EA"], runs["EGPlace"], cfg.speedup_samples, seeds)
+    rows = []
+    for s, e, ea, eg in zip(seeds, est, runs["WireMask-EA"], runs["EGPlace"]):
         rows.append({"seed": s, "evaluations": ea.n_evals, "sampled": e["samples"],
                      "loop decode s": e["loop_decode_s"], "vectorised decode s": e["vec_decode_s"],
                      "loop / vectorised": e["loop_over_vec"],
@@ -395,7 +404,6 @@ def add_paper_speedup(rep: Report, scale: Scale, cfg: Config, dec: GreedyDecoder
                      "WireMask-EA loop s (estimate)": e["seconds"], "± se": e["se"],
                      "direct estimate s": e["direct_seconds"], "EGPlace s (measured)": eg.cpu_seconds,
                      "speed-up": e["seconds"] / eg.cpu_seconds, "loop = vectorised cells": e["identical"]})
-    sp = speedup_ratio([e["seconds"] for e in est], [e["se"] for e in est], [r.cpu_seconds for r in runs["EGPlace"]])
     rep.add_table(f"the abstract's speed-up on ibm01: loop-mask WireMask-EA (its vectorised run's CPU time x the loop / "
                   f"vectorised decode time of {cfg.speedup_samples} sampled genotypes per seed) vs EGPlace, CPU seconds "
                   "to the same budget", rows)
@@ -539,11 +547,7 @@ def _ispd_rows(cfg: Config, seed: int, guided: Any) -> list[dict[str, Any]]:
                "speed-up (time to target)": t_ea / t_eg if t_eg > 0 else float("inf"),
                "EGPlace s": float(np.mean([r.seconds for r in eg]))}
         if record:
-            est = []
-            for r, s in zip(ea, seeds):
-                est.append(loop_ea_seconds(dec, r, cfg.speedup_samples, [s, 50]))
-                r.guides = None
-            sp = speedup_ratio([e["seconds"] for e in est], [e["se"] for e in est], [r.cpu_seconds for r in eg])
+            est, sp = loop_speedup(dec, ea, eg, cfg.speedup_samples, seeds)
             row.update({"EA loop CPU s (estimate)": float(np.mean([e["seconds"] for e in est])),
                         "EGPlace CPU s": float(np.mean([r.cpu_seconds for r in eg])),
                         "speed-up (loop EA, budget)": sp["ratio"], "± 2 se": 2 * sp["se"]})

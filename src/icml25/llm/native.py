@@ -16,6 +16,7 @@ Shapes: ``idx`` and ``positions`` are ``(B, T)``; the cache holds ``(B, n_kv_hea
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import mmap
 import struct
@@ -276,25 +277,19 @@ def _chunked_linear(x2: torch.Tensor, wq: Any, n: int, chunk: int) -> torch.Tens
     return y
 
 
-_INT4_BLOCK: list[int | None] = []
-
-
+@functools.cache
 def _int4_block() -> int | None:
     """How many output rows torch's CPU int4 packing interleaves (it depends on the CPU's vector width), found
     once by packing a probe matrix and checking that :func:`_unpack_int4` inverts it; None when no known layout
     fits (then the int4 kernel runs every product)."""
-    if not _INT4_BLOCK:
-        g = torch.Generator().manual_seed(0)
-        probe = torch.randint(0, 16, (128, 64), generator=g, dtype=torch.int32)
-        packed = torch.ops.aten._convert_weight_to_int4pack_for_cpu(probe, 1)
-        found = None
-        if packed.dtype == torch.uint8 and tuple(packed.shape) == (128, 32):
-            for bn in (64, 32, 16):
-                if torch.equal(_unpack_int4(packed, bn).int(), probe):
-                    found = bn
-                    break
-        _INT4_BLOCK.append(found)
-    return _INT4_BLOCK[0]
+    g = torch.Generator().manual_seed(0)
+    probe = torch.randint(0, 16, (128, 64), generator=g, dtype=torch.int32)
+    packed = torch.ops.aten._convert_weight_to_int4pack_for_cpu(probe, 1)
+    if packed.dtype == torch.uint8 and tuple(packed.shape) == (128, 32):
+        for bn in (64, 32, 16):
+            if torch.equal(_unpack_int4(packed, bn).int(), probe):
+                return bn
+    return None
 
 
 def _unpack_int4(packed: torch.Tensor, bn: int) -> torch.Tensor:
@@ -444,7 +439,7 @@ def _trim_heap() -> None:
 
 
 def _linear(x: torch.Tensor, w: Any, b: torch.Tensor | None = None) -> torch.Tensor:
-    return w(x, b) if type(w) is Int8Weight or type(w) is Int4Weight else F.linear(x, w, b)
+    return w(x, b) if type(w) in (Int8Weight, Int4Weight) else F.linear(x, w, b)
 
 
 class KVCache:
