@@ -42,6 +42,12 @@ def _data():
     return {"observations": rng.normal(size=(40, 2)), "actions": rng.uniform(-1, 1, size=(40, 2)), "terminals": term}
 
 
+def _wall_run():
+    eu, bfs = np.array([4.1, 4.2, 4.3, 4.4]), np.array([5, 1, 5, 1])
+    return ({"neg_v": np.array([9.0, 1.0, 8.0, 2.0]), "euclid": eu, "bfs": bfs},
+            {"neg_v": np.array([1.0, 9.0, 2.0, 8.0]), "euclid": eu, "bfs": bfs})
+
+
 @functools.cache
 def _npz() -> Path:
     from icml25.cgcivl import save_dataset
@@ -153,8 +159,8 @@ CASES = [
     *_agent_case("CGCIVL"),
     BadInputCase("GCIVL.update", skip="takes a batch dict produced by GCDataset.sample"),
     BadInputCase("evaluate", lambda: {"agent": _Still(), "maze": "medium", "task_ids": (3,), "episodes": 1,
-                                      "max_steps": 5, "seed": 0, "show_progress": False},
-                 bad={"maze": TEXT, "episodes": SIZE, "max_steps": SIZE}),
+                                      "max_steps": 5, "seed": 0, "show_progress": False, "parallel": 1},
+                 bad={"maze": TEXT, "episodes": SIZE, "max_steps": SIZE, "parallel": SIZE}),
     BadInputCase("overestimation_rate", lambda: {"neg_v": np.array([1.0, 50.0, 3.0]), "bfs": np.array([2, 9, 0]),
                                                  "discount": 0.99, "cell_size": 4.0, "max_step": 0.283,
                                                  "factor": 0.5},
@@ -172,6 +178,8 @@ CASES = [
     BadInputCase("wall_auc", lambda: {"neg_v": np.array([10.0, 1.0, 4.0]), "euclid": np.array([4.1, 4.2, 5.0]),
                                       "bfs": np.array([5, 1, 1]), "bin_width": 0.5},
                  bad={"neg_v": ARRAY, "euclid": ARRAY, "bfs": ARRAY, "bin_width": POSITIVE}),
+    BadInputCase("wall_auc_gain_ci", lambda: {"runs": [_wall_run()], "n_boot": 5, "level": 0.9, "seed": 0},
+                 bad={"n_boot": SIZE, "level": PROB}),
     BadInputCase("value_diagnostics", lambda: {"neg_value": lambda s, g: np.linalg.norm(s - g, axis=1),
                                                "observations": np.random.default_rng(0).uniform(-2, 6, (50, 2)) * [1, 0],
                                                "layout": _layout(), "discount": 0.99, "n_pairs": 20, "n_wall": 20,

@@ -54,3 +54,37 @@ def test_true_distance_scores_perfectly():
     assert d["wall_auc"] == 1.0 or np.isnan(d["wall_auc"])
     d0 = value_diagnostics(lambda s, g: np.zeros(len(s)), obs, lay, n_pairs=500, wall=False)
     assert d0["overestimation"] > 0.5  # predicting 0 everywhere over-estimates every far pair
+
+
+def test_wall_auc_gain_interval():
+    from icml25.cgcivl import wall_auc_gain_ci
+
+    rng = np.random.default_rng(0)
+    eu = rng.uniform(3, 6, 600)
+    bfs = np.where(rng.random(600) < 0.5, 5, 1)
+    good = {"neg_v": eu + 3.0 * (bfs >= 4) + rng.normal(0, 1, 600), "euclid": eu, "bfs": bfs}
+    blind = {"neg_v": eu + rng.normal(0, 1, 600), "euclid": eu, "bfs": bfs}
+    est, lo, hi = wall_auc_gain_ci([(good, blind)], n_boot=200)
+    assert est == pytest.approx(wall_auc(good["neg_v"], eu, bfs) - wall_auc(blind["neg_v"], eu, bfs))
+    assert 0.3 < lo <= est <= hi
+    assert wall_auc_gain_ci([(good, good)], n_boot=50) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="same pairs"):
+        wall_auc_gain_ci([(good, {**blind, "bfs": bfs[::-1].copy()})])
+    with pytest.raises(TypeError, match="runs"):
+        wall_auc_gain_ci([])
+
+
+def test_wall_auc_gain_interval_over_runs_covers_seed_spread():
+    from icml25.cgcivl import wall_auc_gain_ci
+
+    rng = np.random.default_rng(1)
+    runs = []
+    for shift in (0.0, 2.0, 4.0):  # three "seeds": the better value sees the walls by different amounts
+        eu = rng.uniform(3, 6, 400)
+        bfs = np.where(rng.random(400) < 0.5, 5, 1)
+        a = {"neg_v": eu + shift * (bfs >= 4) + rng.normal(0, 1, 400), "euclid": eu, "bfs": bfs}
+        b = {"neg_v": eu + rng.normal(0, 1, 400), "euclid": eu, "bfs": bfs}
+        runs.append((a, b))
+    est, lo, hi = wall_auc_gain_ci(runs, n_boot=200)
+    _, plo, phi = wall_auc_gain_ci(runs, n_boot=200, resample_runs=False)
+    assert lo <= plo <= est <= phi <= hi and (hi - lo) > 2 * (phi - plo)

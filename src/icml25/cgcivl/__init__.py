@@ -26,6 +26,7 @@ from .diagnostics import (
     rank_correlation,
     value_diagnostics,
     wall_auc,
+    wall_auc_gain_ci,
 )
 from .maze import MAZES, MazeLayout, maze_layout
 from .sampler import GOAL_KINDS, GCDataset
@@ -35,7 +36,7 @@ __all__ = ["generate_pointmaze_dataset", "load_dataset", "save_dataset", "cached
            "MRN", "IQE", "interval_union_length", "QuasimetricValue", "MLPValue", "expectile_weight", "ivl_loss",
            "conservative_penalty", "awr_loss", "value_floor", "AgentConfig", "GCIVL", "CGCIVL", "evaluate",
            "overestimation_rate", "discounted_distance_bound", "rank_correlation", "binned_auc", "wall_auc",
-           "value_diagnostics"]
+           "value_diagnostics", "wall_auc_gain_ci"]
 
 _LAZY = {"MRN": "quasimetric", "IQE": "quasimetric", "interval_union_length": "quasimetric",
          "QuasimetricValue": "quasimetric", "MLPValue": "quasimetric", "expectile_weight": "losses",

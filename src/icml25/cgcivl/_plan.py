@@ -13,11 +13,11 @@ if TYPE_CHECKING:
     from .reproduce import Config
 
 #: CPU seconds per update of one agent at batch 256 and 2 x 256 hidden units, one thread (README, bench_updates.py):
-#: plain-MLP GCIVL 21 ms, CGCIVL with the MRN head 41 ms, with the IQE head 46 ms
-_UPDATE_S = {"mlp": 0.021, "mrn": 0.041, "iqe": 0.046}
+#: plain-MLP GCIVL 17 ms, CGCIVL with the MRN head 29 ms, with the IQE head 35 ms (issue 50)
+_UPDATE_S = {"mlp": 0.017, "mrn": 0.029, "iqe": 0.035}
 #: seconds per generated stitch episode (spec §5: 1,000 episodes in 140-155 s on this machine) and per evaluation
-#: episode (up to 1,000 env steps at the spec's 1,300-4,500 steps/s, plus one actor pass per step)
-_GEN_EPISODE_S, _EVAL_EPISODE_S = 0.15, 0.6
+#: episode (up to 1,000 env steps at ~0.17 ms each; the actor is called once per step for all parallel episodes)
+_GEN_EPISODE_S, _EVAL_EPISODE_S = 0.15, 0.2
 #: assumed GPU speed-up over one CPU thread for a batch-1024, 3 x 512 update (not measured: no GPU here)
 _GPU_SPEEDUP = 100.0
 
@@ -48,10 +48,12 @@ def cgcivl_plan(cfg: Config) -> Any:
         jobs = cfg.f_seeds + (3 if cfg.ablations else 0)
         costs.append(UnitCost("F: large-stitch training, GCIVL + CGCIVL (+ ablations)", "update pair",
                               cfg.f_updates * jobs, per_pair, where, note))
-        costs.append(UnitCost("F: evaluation rollouts (5 tasks)", "episode", 5 * cfg.eval_episodes * 2 * jobs,
-                              _EVAL_EPISODE_S, "2-core CPU, spec §5 env steps/s (estimate)"))
+        rollouts = 5 * cfg.eval_episodes * 2 * jobs + 5 * cfg.curve_episodes * 2 * cfg.f_seeds * (cfg.curve_points - 1)
+        costs.append(UnitCost("F: evaluation rollouts (5 tasks; learning-curve checkpoints)", "episode", rollouts,
+                              _EVAL_EPISODE_S, "2-core CPU, batched rollouts (estimate)"))
         stages.append(f"F: GCIVL and CGCIVL ({cfg.actor} actor) on pointmaze-large-stitch, {cfg.f_seeds} seeds x "
-                      f"{cfg.f_updates} updates, {cfg.eval_episodes} episodes x 5 tasks"
+                      f"{cfg.f_updates} updates, {cfg.eval_episodes} episodes x 5 tasks, learning curves at "
+                      f"{cfg.curve_points} checkpoints"
                       + ("; ablations on the first seed" if cfg.ablations else ""))
         datasets.append("OGBench pointmaze-large-stitch-v0 (download)" if cfg.data_source == "ogbench"
                         else f"generated pointmaze-large-stitch ({cfg.f_episodes} episodes)")

@@ -130,7 +130,7 @@ class GCIVL:
             self.actors.to(self.device)
         # foreach: one fused pass over the parameter list (torch's default on CUDA; the same values on the CPU)
         self.value_opt = torch.optim.Adam(self.values.parameters(), lr=c.lr, foreach=True)
-        self.actor_opt = torch.optim.Adam(self.actors.parameters(), lr=c.lr) if len(self.actors) else None
+        self.actor_opt = torch.optim.Adam(self.actors.parameters(), lr=c.lr, foreach=True) if len(self.actors) else None
         self.steps = 0
 
     # ---- helpers -------------------------------------------------------------------------------------------
@@ -143,6 +143,12 @@ class GCIVL:
 
     def _v(self, nets: nn.ModuleList, s: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
         return torch.stack([net(s, g) for net in nets])  # (2, B)
+
+    def _v_pair(self, a: torch.Tensor, b: torch.Tensor, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Ensemble means ``(V(a, g), V(b, g))`` of the online networks, the goal encoded once per network
+        (``shared_goal``: the same numbers as two separate calls; the actor's advantages need both)."""
+        pairs = [net.shared_goal(a, b, g) for net in self.values]
+        return torch.stack([p[0] for p in pairs]).mean(0), torch.stack([p[1] for p in pairs]).mean(0)
 
     # ---- training --------------------------------------------------------------------------------------------
     def value_loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
@@ -172,13 +178,15 @@ class GCIVL:
         a = self._t(batch["actions"])
         if c.actor == "flat":
             with torch.no_grad():
-                adv = self._v(self.values, s2, ga).mean(0) - self._v(self.values, s, ga).mean(0)
+                nv, v = self._v_pair(s2, s, ga)
+                adv = nv - v
             mu = self.actors["flat"](torch.cat([s, ga], -1))
             return awr_loss(_gauss_logp(mu, a), adv, c.beta, c.adv_clip)
         sub = self._norm(batch["subgoals"])
         with torch.no_grad():
-            adv_h = self._v(self.values, sub, ga).mean(0) - self._v(self.values, s, ga).mean(0)
-            adv_l = self._v(self.values, s2, sub).mean(0) - self._v(self.values, s, sub).mean(0)
+            vh, v = self._v_pair(sub, s, ga)
+            vl, vs = self._v_pair(s2, s, sub)
+            adv_h, adv_l = vh - v, vl - vs
         lh, ih = awr_loss(_gauss_logp(self.actors["high"](torch.cat([s, ga], -1)), sub), adv_h, c.beta_high, c.adv_clip)
         ll, il = awr_loss(_gauss_logp(self.actors["low"](torch.cat([s, sub], -1)), a), adv_l, c.beta_low, c.adv_clip)
         return lh + ll, {"actor_loss": float((lh + ll).detach()), "high_loss": ih["actor_loss"], "low_loss": il["actor_loss"]}

@@ -14,7 +14,7 @@ from icml25.core.validation import check_array, check_int, check_positive, check
 from .maze import MazeLayout
 
 __all__ = ["overestimation_rate", "discounted_distance_bound", "rank_correlation", "binned_auc", "wall_auc",
-           "value_diagnostics", "MAX_STEP"]
+           "value_diagnostics", "wall_auc_gain_ci", "MAX_STEP"]
 
 #: largest displacement of the point agent in one step (0.2 per axis, so 0.2*sqrt(2) ~ 0.283; spec §6)
 MAX_STEP = 0.283
@@ -130,13 +130,15 @@ def wall_auc(neg_v: Any, euclid: Any, bfs: Any, *, band: tuple[float, float] = (
 
 def value_diagnostics(neg_value: Callable[[np.ndarray, np.ndarray], np.ndarray], observations: Any,
                       layout: MazeLayout, *, discount: float = 0.99, n_pairs: int = 2000, n_wall: int = 2000,
-                      wall: bool = True, seed: int = 0) -> dict[str, float]:
+                      wall: bool = True, seed: int = 0, keep_pairs: bool = False) -> dict[str, Any]:
     """All diagnostics of spec §6 for a predicted distance ``neg_value(s, g) = -V(s, g)`` ((n, d) -> (n,)).
 
     Rank and over-estimation use ``n_pairs`` uniformly random pairs of dataset states (mostly cross-trajectory);
     the wall test uses up to ``n_wall`` pairs in the Euclidean band [3, 6] (``wall=False`` skips it: the large
     maze has almost no walled pairs there). Returns ``spearman``, ``overestimation``, ``wall_auc``, ``mean_neg_v``
-    and the same three scores for the Euclidean distance (``*_euclid``) as a reference.
+    and the same three scores for the Euclidean distance (``*_euclid``) as a reference; with ``keep_pairs`` also
+    ``wall_pairs_data``: the wall test's ``neg_v``, ``euclid`` and ``bfs`` arrays (for a paired bootstrap over pairs,
+    :func:`wall_auc_gain_ci`; the same ``seed`` draws the same pairs for every value function).
 
     Examples
     --------
@@ -174,4 +176,62 @@ def value_diagnostics(neg_value: Callable[[np.ndarray, np.ndarray], np.ndarray],
         out["wall_auc"] = wall_auc(np.asarray(neg_value(ws, wg), dtype=float), we, wb)
         out["wall_auc_euclid"] = wall_auc(we, we, wb)
         out["wall_pairs"] = float(np.sum((wb <= 1) | (wb >= 4)))
+        if keep_pairs:
+            out["wall_pairs_data"] = {"neg_v": np.asarray(neg_value(ws, wg), dtype=float), "euclid": we, "bfs": wb}
     return out
+
+
+def wall_auc_gain_ci(runs: Any, n_boot: int = 500, level: float = 0.95, seed: int = 0, *,
+                     resample_runs: bool = True) -> tuple[float, float, float]:
+    """Mean over runs of ``wall_auc(a) - wall_auc(b)`` on shared pairs, and its paired percentile-bootstrap interval.
+
+    ``runs``: a list of ``(a, b)`` with ``a``, ``b`` the ``wall_pairs_data`` dicts of two value functions on the
+    *same* pairs (same ``euclid`` and ``bfs``; e.g. CGCIVL and GCIVL of one seed, measured with the same diagnostics
+    seed). Each bootstrap replicate draws the runs with replacement (``resample_runs``, with more than one run: the
+    training randomness between seeds) and, within each drawn run, its pairs with replacement (the same indices for
+    ``a`` and ``b``: the finite set of pairs), and recomputes both binned AUCs. With ``resample_runs=False`` the
+    interval covers the pairs only. Returns ``(estimate, low, high)``.
+
+    Examples
+    --------
+    >>> eu, bfs = np.full(8, 4.2), np.array([5, 5, 5, 5, 1, 1, 1, 1])
+    >>> a = {"neg_v": np.array([9.0, 8, 7, 6, 1, 2, 3, 4]), "euclid": eu, "bfs": bfs}
+    >>> b = {"neg_v": np.array([1.0, 2, 3, 4, 9, 8, 7, 6]), "euclid": eu, "bfs": bfs}
+    >>> est, lo, hi = wall_auc_gain_ci([(a, b)], n_boot=50)
+    >>> est, lo <= est <= hi
+    (1.0, True)
+    """
+    if not isinstance(runs, (list, tuple)) or not runs:
+        raise TypeError("runs must be a non-empty list of (a, b) pairs of wall_pairs_data dicts")
+    n_boot = check_int(n_boot, "n_boot", low=1)
+    level = check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
+    prepared = []
+    for k, run in enumerate(runs):
+        if not isinstance(run, (list, tuple)) or len(run) != 2 or not all(isinstance(d, dict) for d in run):
+            raise TypeError(f"runs[{k}] must be a pair (a, b) of wall_pairs_data dicts")
+        a, b = run
+        eu, bf = check_array(a["euclid"], "euclid", ndim=1), check_array(a["bfs"], "bfs", ndim=1)
+        if not (np.array_equal(eu, b["euclid"]) and np.array_equal(bf, b["bfs"])):
+            raise ValueError(f"runs[{k}]: a and b must be measured on the same pairs (same euclid and bfs)")
+        va, vb = check_array(a["neg_v"], "neg_v", ndim=1), check_array(b["neg_v"], "neg_v", ndim=1)
+        check_same_length(neg_v_a=va, neg_v_b=vb, euclid=eu, bfs=bf)
+        prepared.append((va, vb, eu, bf))
+
+    def gain(draw: list[tuple[int, np.ndarray | None]]) -> float:
+        vals = []
+        for k, ix in draw:
+            va, vb, eu, bf = prepared[k]
+            sl = slice(None) if ix is None else ix
+            vals.append(wall_auc(va[sl], eu[sl], bf[sl]) - wall_auc(vb[sl], eu[sl], bf[sl]))
+        return float(np.nanmean(vals)) if np.any(np.isfinite(vals)) else float("nan")
+
+    rng = np.random.default_rng(seed)
+    n = len(prepared)
+    boots = np.empty(n_boot)
+    for i in range(n_boot):
+        ks = rng.integers(n, size=n) if resample_runs and n > 1 else np.arange(n)
+        boots[i] = gain([(int(k), rng.integers(len(prepared[k][0]), size=len(prepared[k][0]))) for k in ks])
+    if not np.any(np.isfinite(boots)):  # no bin with both walled and open pairs
+        return gain([(k, None) for k in range(n)]), float("nan"), float("nan")
+    lo, hi = np.nanquantile(boots, [(1 - level) / 2, (1 + level) / 2])
+    return gain([(k, None) for k in range(n)]), float(lo), float(hi)
