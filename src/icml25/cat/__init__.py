@@ -13,9 +13,9 @@ Stable Diffusion's UNet and text encoder behind the denoiser signature of the pr
 
 from typing import Any
 
-from .data import load_digit_images, subject_images
+from .data import PHOTOS, load_digit_images, load_photo_crops, load_photos, subject_images
 
-__all__ = ["load_digit_images", "subject_images", "TinyVAE", "train_vae", "NoiseSchedule", "LatentDenoiser",
+__all__ = ["load_digit_images", "subject_images", "PHOTOS", "load_photos", "load_photo_crops", "TinyVAE", "train_vae", "NoiseSchedule", "LatentDenoiser",
            "diffusion_loss", "ddim_sample", "train_denoiser", "random_noise", "pgd", "advdm", "encoder_attack",
            "mist", "sds", "aspl", "target_pattern", "TARGET_PATTERNS", "add_cat_adapter", "cat_parameters",
            "train_cat_adapter", "encode_with_cat", "decode_with_cat", "dreambooth", "generate",

@@ -44,12 +44,16 @@ def figure_samples(r0: dict[str, Any], cfg: Any) -> Any:
     s_p, s_c = r0["samples"][(name, eta)]
     rows = [("subject x", r0["world"]["subject"]), (f"{name} x_a", r0["adv"][(name, eta)]),
             ("clean custom.", r0["samples"]["clean"]), ("protected", s_p), ("protected+CAT", s_c)]
-    k = 8
+    k = min(8, *(len(imgs) for _, imgs in rows))
     fig, axes = new_figure(ncols=k, nrows=len(rows), width=0.9, height=1.0)
     for i, (label, imgs) in enumerate(rows):
         for j in range(k):
             ax = axes[i, j]
-            ax.imshow(np.asarray(imgs[j, 0]), cmap="gray", vmin=0, vmax=1)
+            img = np.asarray(imgs[j].detach().cpu()).clip(0, 1)
+            if img.shape[0] == 3:
+                ax.imshow(img.transpose(1, 2, 0))
+            else:
+                ax.imshow(img[0], cmap="gray", vmin=0, vmax=1)
             ax.set_xticks([])
             ax.set_yticks([])
             if j == 0:

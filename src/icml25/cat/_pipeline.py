@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .adapter import add_cat_adapter, encode_with_cat, train_cat_adapter
+from .adapter import add_cat_adapter, decode_with_cat, encode_with_cat, train_cat_adapter
 from .customize import dreambooth, generate
-from .data import load_digit_images, subject_images
+from .data import PHOTOS, load_digit_images, load_photo_crops, subject_images
 from .diffusion import LatentDenoiser, NoiseSchedule, ddim_sample, train_denoiser
 from .metrics import identity_scores, latent_distortion, train_classifier
 from .protect import advdm, aspl, encoder_attack, mist, random_noise, sds
@@ -25,8 +25,15 @@ LABELS = {"advdm+": "AdvDM(+)", "advdm-": "AdvDM(-)", "encoder": "encoder/target
           "sds+": "SDS(+)", "sds-": "SDS(-)", "aspl": "ASPL", "noise": "random noise"}
 
 
+def all_subjects(cfg: Any) -> tuple[int, ...]:
+    """The subjects of a run: ``cfg.subject`` then ``cfg.subjects`` (all held out of the LDM's pre-training)."""
+    return tuple(dict.fromkeys((cfg.subject, *cfg.subjects)))
+
+
 def build_world(cfg: Any, seed: int) -> dict[str, Any]:
-    """Data, VAE, classifier, pre-trained LDM (without the subject class) and the prior-preservation set."""
+    """Data, VAE, classifier, pre-trained LDM (without the subject classes) and the prior-preservation set."""
+    if getattr(cfg, "world", "digits") == "photos":
+        return _build_photo_world(cfg, seed)
     images, labels = load_digit_images(16)
     torch.manual_seed(seed)
     vae = TinyVAE(latent_channels=cfg.latent_channels, width=cfg.vae_width)
@@ -42,7 +49,7 @@ def build_world(cfg: Any, seed: int) -> dict[str, Any]:
         p = torch.softmax(clf(torch.as_tensor(images[test_idx])), 1)
     clf_acc = float((p.argmax(1).numpy() == labels[test_idx]).mean())
     subject = torch.as_tensor(subject_images(images, labels, cfg.subject, cfg.n_subject))
-    keep = labels != cfg.subject
+    keep = ~np.isin(labels, all_subjects(cfg))
     z = encode_with_cat(vae, images[keep], seed=seed)
     torch.manual_seed(seed + 1)
     ldm = LatentDenoiser(vae.latent_shape, n_classes=12, hidden=cfg.ldm_hidden)
@@ -51,13 +58,87 @@ def build_world(cfg: Any, seed: int) -> dict[str, Any]:
                    null_class=NULL, seed=seed)
     with torch.no_grad():
         ldm.class_emb.weight[SKS] = ldm.class_emb.weight[NULL]  # a rare token starts as "nothing"
-    others = [c for c in range(10) if c != cfg.subject]
+    others = [c for c in range(10) if c not in all_subjects(cfg)]
     prior_labels = np.array([others[i % len(others)] for i in range(cfg.n_prior)])
     prior = ddim_sample(ldm, schedule, prior_labels, steps=cfg.ddim_steps, seed=seed + 2)
     gen = generate(ldm, schedule, vae, others[0], 32, steps=cfg.ddim_steps, seed=seed + 3)
     ldm_acc = identity_scores(clf, gen, others[0])["accuracy"]
     return {"vae": vae, "clf": clf, "clf_acc": clf_acc, "ldm": ldm, "schedule": schedule, "subject": subject,
             "prior": prior, "prior_labels": prior_labels, "ldm_acc": ldm_acc, "images": images, "labels": labels}
+
+
+def _feature_fd(clf: Any, a: torch.Tensor, b: torch.Tensor) -> float:
+    """Frechet distance between Gaussians fitted to the identity network's logits of a and b (FID's formula in
+    the 7-dimensional output space of our classifier instead of Inception's pool features: estimable from 64
+    samples)."""
+    from scipy import linalg
+
+    with torch.no_grad():
+        fa, fb = clf(a).double().numpy(), clf(b).double().numpy()
+    ma, mb = fa.mean(0), fb.mean(0)
+    ca, cb = np.cov(fa, rowvar=False), np.cov(fb, rowvar=False)
+    covmean = linalg.sqrtm(ca @ cb)
+    return float(((ma - mb) ** 2).sum() + np.trace(ca + cb - 2 * np.real(covmean)))
+
+
+def _build_photo_world(cfg: Any, seed: int) -> dict[str, Any]:
+    """The real-image world: 32x32 crops of the shipped CC0/public-domain photos (one photo = one identity)."""
+    images, labels = load_photo_crops(cfg.n_crops, size=cfg.image_size, seed=seed)
+    test_x, test_y = load_photo_crops(cfg.n_test_crops, size=cfg.image_size, seed=seed + 500)  # fresh crops
+    torch.manual_seed(seed)
+    vae = TinyVAE(in_channels=3, image_size=cfg.image_size, latent_channels=cfg.latent_channels, width=cfg.vae_width)
+    train_vae(vae, images, steps=cfg.vae_steps, batch_size=cfg.vae_batch, lr=cfg.vae_lr, kl_weight=cfg.kl_weight,
+              seed=seed)
+    for p in vae.parameters():
+        p.requires_grad_(False)
+    tx = torch.as_tensor(test_x)
+    with torch.no_grad():
+        vae_mse = float((vae.decode(vae.encode(tx)[0]).clamp(0, 1) - tx).pow(2).mean())
+    clf = train_classifier(images, labels, steps=cfg.classifier_steps, seed=seed, n_classes=len(PHOTOS),
+                           augment=True)
+    with torch.no_grad():
+        clf_acc = float((clf(tx).argmax(1).numpy() == test_y).mean())
+    subjects = all_subjects(cfg)
+    keep = ~np.isin(labels, subjects)
+    z = encode_with_cat(vae, images[keep], seed=seed)
+    torch.manual_seed(seed + 1)
+    ldm = LatentDenoiser(vae.latent_shape, n_classes=12, hidden=cfg.ldm_hidden)
+    schedule = NoiseSchedule(cfg.timesteps, beta_end=cfg.beta_end)
+    train_denoiser(ldm, schedule, z, labels[keep], steps=cfg.ldm_steps, batch_size=cfg.ldm_batch, lr=cfg.ldm_lr,
+                   null_class=NULL, seed=seed)
+    with torch.no_grad():
+        ldm.class_emb.weight[SKS] = ldm.class_emb.weight[NULL]  # a rare token starts as "nothing"
+    others = [c for c in range(len(PHOTOS)) if c not in subjects]
+    prior_labels = np.array([others[i % len(others)] for i in range(cfg.n_prior)])
+    prior = ddim_sample(ldm, schedule, prior_labels, steps=cfg.ddim_steps, clip_x0=cfg.clip_x0, seed=seed + 2)
+    # sample quality of the pre-trained LDM: identity accuracy of its samples per pre-training photo, and the
+    # Frechet distance of their embeddings to held-out crops of the same photos (the floor: training crops)
+    n_gen = max(1, cfg.n_samples // len(others)) * len(others)
+    gen_labels = [others[i % len(others)] for i in range(n_gen)]
+    gen = decode_with_cat(vae, ddim_sample(ldm, schedule, gen_labels, steps=cfg.ddim_steps, clip_x0=cfg.clip_x0,
+                                           seed=seed + 3)).cpu()
+    with torch.no_grad():
+        ldm_acc = float((clf(gen).argmax(1).numpy() == np.asarray(gen_labels)).mean())
+    held_o = tx[torch.as_tensor(np.isin(test_y, others))]
+    train_o = torch.as_tensor(np.concatenate([images[labels == c][:cfg.n_test_crops] for c in others]))
+    quality = {"vae_mse": vae_mse, "vae_psnr": float(10 * np.log10(1.0 / max(vae_mse, 1e-12))),
+               "ldm_fd": _feature_fd(clf, gen, held_o), "floor_fd": _feature_fd(clf, train_o, held_o),
+               "n_gen": n_gen}
+    return {"vae": vae, "clf": clf, "clf_acc": clf_acc, "ldm": ldm, "schedule": schedule, "prior": prior,
+            "prior_labels": prior_labels, "ldm_acc": ldm_acc, "images": images, "labels": labels,
+            "test_images": test_x, "test_labels": test_y, "quality": quality}
+
+
+def subject_world(world: dict[str, Any], cfg: Any, subject: int) -> dict[str, Any]:
+    """``world`` with one subject: its ``n_subject`` training images, the next ``n_subject`` (held out of CAT) and,
+    in the photo world, its clean held-out crops (the ISM reference)."""
+    n = cfg.n_subject
+    w = {**world, "subject_id": subject,
+         "subject": torch.as_tensor(subject_images(world["images"], world["labels"], subject, n)),
+         "held": torch.as_tensor(subject_images(world["images"], world["labels"], subject, n, offset=n))}
+    if "test_images" in world:
+        w["ref"] = torch.as_tensor(world["test_images"][world["test_labels"] == subject])
+    return w
 
 
 def protect(name: str, world: dict[str, Any], eps: float, cfg: Any, seed: int) -> torch.Tensor:
@@ -96,8 +177,26 @@ def customise(world: dict[str, Any], vae: Any, images: torch.Tensor, cfg: Any, s
     tuned = dreambooth(world["ldm"], world["schedule"], z, SKS, prior_latents=world["prior"],
                        prior_labels=world["prior_labels"], steps=cfg.db_steps, lr=cfg.db_lr,
                        batch_size=cfg.db_batch, seed=seed)
-    samples = generate(tuned, world["schedule"], vae, SKS, cfg.n_samples, steps=cfg.ddim_steps, seed=seed + 7)
-    return identity_scores(world["clf"], samples, cfg.subject), samples
+    samples = generate(tuned, world["schedule"], vae, SKS, cfg.n_samples, steps=cfg.ddim_steps, clip_x0=cfg.clip_x0,
+                       seed=seed + 7)
+    return _scores(world, samples, cfg), samples
+
+
+def _scores(world: dict[str, Any], samples: torch.Tensor, cfg: Any) -> dict[str, Any]:
+    """identity_scores of ``samples`` plus ``items``: each sample's subject probability (for intervals)."""
+    subject = world.get("subject_id", cfg.subject)
+    out: dict[str, Any] = identity_scores(world["clf"], samples, subject, reference=world.get("ref"))
+    with torch.no_grad():
+        p = torch.softmax(world["clf"](samples.to(next(world["clf"].parameters()).device)), dim=1)
+    out["items"] = p[:, subject].cpu().numpy()
+    return out
+
+
+def uncustomised(world: dict[str, Any], cfg: Any, seed: int) -> dict[str, float]:
+    """ISM*/FDFR* of the pre-trained LDM's "sks" samples (the token before customisation: the null class)."""
+    samples = generate(world["ldm"], world["schedule"], world["vae"], SKS, cfg.n_samples, steps=cfg.ddim_steps,
+                       clip_x0=cfg.clip_x0, seed=seed + 7)
+    return _scores(world, samples, cfg)
 
 
 def distortion(world: dict[str, Any], protected: torch.Tensor, vae: Any = None) -> dict[str, float]:

@@ -14,6 +14,10 @@ if TYPE_CHECKING:
 #: with the quick config): VAE at batch 32, classifier, LDM at batch 128, PGD of the encoder attack on 8 images,
 #: CAT adapter (rank 8, encoder), DreamBooth at batch 16
 _TOY_S = {"vae": 0.178, "clf": 0.091, "ldm": 0.011, "pgd": 0.0092, "cat": 0.025, "db": 0.0098}
+#: the same for the photo world (issue 50; 32x32 RGB, 4x8x8 latent, 1 thread, this machine, 20-800 steps of each
+#: timed): VAE width 32 at batch 32, identity CNN at batch 64, LDM MLP 512 wide at batch 128, encoder-attack PGD on
+#: 8 crops, CAT (rank 8, encoder), DreamBooth at batch 16 (+16 prior) including its 64 samples
+_PHOTO_S = {"vae": 0.175, "clf": 0.0225, "ldm": 0.019, "pgd": 0.0093, "cat": 0.027, "db": 0.012}
 #: CPU seconds of one forward + backward pass of SD 2.1's VAE architecture (random weights) on one 256 px image, one
 #: thread, timed here; costs scale with the pixel count. On a GPU it is assumed _SD_GPU_SPEEDUP x faster (not
 #: measured: no GPU in this session; 512 px, batch 4 then takes ~0.33 s per CAT step)
@@ -54,27 +58,34 @@ def cat_plan(cfg: Config) -> Plan:
                            "library through UNetDenoiser, not wired into this preset; MetaCloak, Glaze: not "
                            "implemented), DreamBooth/LoRA customisation of SD (library: UNetDenoiser + dreambooth), "
                            "ArcFace/RetinaFace scores (not implemented): the customisation claims stay not measured"])
+    photos = cfg.world == "photos"
+    c = _PHOTO_S if photos else _TOY_S
+    n_subj = len({cfg.subject, *cfg.subjects})
     n_cells = len(cfg.protections) * len(cfg.etas)
-    per_seed_db = (2 * n_cells + 2) * cfg.db_steps if cfg.customise else 0
+    per_seed_db = n_subj * (2 * n_cells + 2) * cfg.db_steps if cfg.customise else 0
     where = "2-core CPU, 1 thread, 20-50 steps of the real code timed (thread clock)"
-    costs = [UnitCost("world: VAE training", "step", cfg.vae_steps * cfg.n_seeds, _TOY_S["vae"] * cfg.vae_batch / 32,
-                      where, "scaled by vae_batch / 32"),
-             UnitCost("world: classifier", "step", cfg.classifier_steps * cfg.n_seeds, _TOY_S["clf"], where),
+    vae_scale = cfg.vae_batch / 32 * ((cfg.vae_width / 32) ** 2 if photos else 1.0)
+    costs = [UnitCost("world: VAE training", "step", cfg.vae_steps * cfg.n_seeds, c["vae"] * vae_scale,
+                      where, "scaled by vae_batch / 32" + (" and (vae_width / 32)^2" if photos else "")),
+             UnitCost("world: classifier", "step", cfg.classifier_steps * cfg.n_seeds, c["clf"], where),
              UnitCost("world: LDM pre-training", "step", cfg.ldm_steps * cfg.n_seeds,
-                      _TOY_S["ldm"] * cfg.ldm_batch / 128, where, "scaled by ldm_batch / 128"),
-             UnitCost("protections (PGD, + held-out set)", "step", (n_cells + 2) * cfg.pgd_steps * cfg.n_seeds,
-                      _TOY_S["pgd"], where, "the encoder attack's cost; diffusion-loss attacks cost more"),
-             UnitCost("CAT adapters", "step", (n_cells + 1) * cfg.cat_steps * cfg.n_seeds, _TOY_S["cat"], where),
+                      c["ldm"] * cfg.ldm_batch / 128, where, "scaled by ldm_batch / 128"),
+             UnitCost("protections (PGD, + held-out set)", "step",
+                      n_subj * (n_cells + 2) * cfg.pgd_steps * cfg.n_seeds, c["pgd"], where,
+                      "the encoder attack's cost; diffusion-loss attacks cost more"),
+             UnitCost("CAT adapters", "step", n_subj * (n_cells + 1) * cfg.cat_steps * cfg.n_seeds, c["cat"], where),
              UnitCost("DreamBooth customisations", "step", per_seed_db * cfg.n_seeds,
-                      _TOY_S["db"] * cfg.db_batch / 16, where, "scaled by db_batch / 16")]
+                      c["db"] * cfg.db_batch / 16, where, "scaled by db_batch / 16")]
     return Plan(slug="cat", scale=scale,
-                stages=["world: digits VAE, classifier, latent DDPM (all but the subject), prior set",
+                stages=[f"world: {cfg.world} VAE, classifier, latent DDPM (all but the subjects), prior set",
                         f"protections {', '.join(cfg.protections)} at eta {', '.join(map(str, cfg.etas))} and noise; "
                         "latent distortion",
                         f"CAT adapters ({cfg.cat_target}, rank {cfg.cat_rank}, {cfg.cat_steps} steps); held-out "
                         "reconstruction",
                         "DreamBooth customisation clean / protected / CAT; ISM*, FDFR*" if cfg.customise
                         else "no customisation"],
-                models=[f"TinyVAE (width {cfg.vae_width}), latent DDPM MLP ({cfg.ldm_hidden}), digit classifier"],
-                datasets=["scikit-learn digits (bundled)"], runs=cfg.n_seeds,
+                models=[f"TinyVAE (width {cfg.vae_width}), latent DDPM MLP ({cfg.ldm_hidden}), "
+                        + ("photo identity CNN" if photos else "digit classifier")],
+                datasets=["CC0/public-domain photographs from scikit-image, shipped (cat/data/SOURCE.md)" if photos
+                          else "scikit-learn digits (bundled)"], runs=cfg.n_seeds,
                 needs=Needs(cpu_cores=1, ram_gb=2.0), costs=costs)

@@ -110,11 +110,12 @@ def dreambooth(denoiser: nn.Module, schedule: NoiseSchedule, latents: Any, token
 
 
 def generate(denoiser: nn.Module, schedule: NoiseSchedule, vae: nn.Module, label: int, n: int = 64, *,
-             steps: int = 50, seed: int = 0, guidance_scale: float = 1.0, null_label: int | None = None
-             ) -> torch.Tensor:
+             steps: int = 50, seed: int = 0, guidance_scale: float = 1.0, null_label: int | None = None,
+             clip_x0: float | None = None) -> torch.Tensor:
     """Sample ``n`` images of class ``label``: DDIM latents decoded by ``vae`` (adapted decoder if it has one).
 
-    ``guidance_scale``/``null_label``: classifier-free guidance, as in :func:`~icml25.cat.diffusion.ddim_sample`.
+    ``guidance_scale``/``null_label``: classifier-free guidance, ``clip_x0`` the clamp of the predicted clean latent,
+    as in :func:`~icml25.cat.diffusion.ddim_sample`.
     Returns images (n, C, S, S) in [0, 1], on the VAE's device.
 
     Examples
@@ -128,5 +129,5 @@ def generate(denoiser: nn.Module, schedule: NoiseSchedule, vae: nn.Module, label
     label = check_int(label, "label", low=0, high=denoiser.n_classes - 1)
     n = check_int(n, "n", low=1)
     z = ddim_sample(denoiser, schedule, [label] * n, steps=steps, seed=seed, guidance_scale=guidance_scale,
-                    null_label=null_label)
+                    null_label=null_label, clip_x0=clip_x0)
     return decode_with_cat(vae, z)

@@ -144,7 +144,8 @@ def diffusion_loss(denoiser: nn.Module, schedule: NoiseSchedule, z0: torch.Tenso
 
 @torch.no_grad()
 def ddim_sample(denoiser: nn.Module, schedule: NoiseSchedule, labels: Any, *, steps: int = 50, seed: int = 0,
-                eta: float = 0.0, guidance_scale: float = 1.0, null_label: int | None = None) -> torch.Tensor:
+                eta: float = 0.0, guidance_scale: float = 1.0, null_label: int | None = None,
+                clip_x0: float | None = None) -> torch.Tensor:
     """DDIM sampling (Song et al. 2021, Eq. 12) of one scaled latent s * z per entry of ``labels``.
 
     Parameters
@@ -158,6 +159,9 @@ def ddim_sample(denoiser: nn.Module, schedule: NoiseSchedule, labels: Any, *, st
     guidance_scale, null_label : optional
         Classifier-free guidance eps_null + w (eps_c - eps_null) with w = ``guidance_scale`` and the unconditional
         class ``null_label`` (Stable Diffusion samples with w = 7.5 and the empty prompt); 1.0 = no guidance.
+    clip_x0 : float, optional
+        Clamp each step's predicted clean latent to [-clip_x0, clip_x0] (DDPM's ``clip_denoised``; scaled latents
+        have unit standard deviation, so 3-5 keeps the support) and re-derive the noise from it. None = no clamp.
 
     Returns
     -------
@@ -181,6 +185,8 @@ def ddim_sample(denoiser: nn.Module, schedule: NoiseSchedule, labels: Any, *, st
         if null_label is None:
             raise ValueError("guidance_scale != 1 needs null_label, the unconditional class (e.g. the empty prompt)")
         null_label = check_int(null_label, "null_label", low=0, high=denoiser.n_classes - 1)
+    if clip_x0 is not None:
+        clip_x0 = check_positive(clip_x0, "clip_x0")
     g = torch.Generator().manual_seed(seed)
     ts = torch.linspace(schedule.timesteps - 1, 0, steps, device="cpu").round().long().tolist()
     z = torch.randn((len(c), *denoiser.latent_shape), generator=g, device=g.device).to(dev)
@@ -198,6 +204,9 @@ def ddim_sample(denoiser: nn.Module, schedule: NoiseSchedule, labels: Any, *, st
                                 ).chunk(2)
             eps = e_u + guidance_scale * (e_c - e_u)
         x0 = (z - (1 - ab).sqrt() * eps) / ab.sqrt()
+        if clip_x0 is not None:
+            x0 = x0.clamp(-clip_x0, clip_x0)
+            eps = (z - ab.sqrt() * x0) / (1 - ab).sqrt()
         sigma = eta * ((1 - ab_prev) / (1 - ab) * (1 - ab / ab_prev)).clamp_min(0).sqrt()
         z = ab_prev.sqrt() * x0 + (1 - ab_prev - sigma**2).clamp_min(0).sqrt() * eps
         if eta > 0 and i + 1 < len(ts):

@@ -26,20 +26,17 @@ _SD_CUSTOMISATION_NEEDS = ("the paper preset does not run DreamBooth/LoRA custom
                            "protected CelebA-HQ / VGGFace2 sets and a GPU")
 
 
-def _one_seed(seed: int, cfg: Config, stub: bool, protections: tuple[str, ...], etas: tuple[float, ...]
-              ) -> dict[str, Any]:
-    """Everything measured with one seed: distortion per (protection, eta), ISM* per customisation."""
+def _one_subject(w: dict[str, Any], cfg: Config, stub: bool, protections: tuple[str, ...], etas: tuple[float, ...],
+                 seed: int) -> dict[str, Any]:
+    """Everything measured for one subject of a world: distortion per (protection, eta), ISM* per customisation."""
     import torch
 
-    from ._pipeline import build_world, cat_vae, customise, distortion, protect
-    from .data import subject_images
+    from ._pipeline import cat_vae, customise, distortion, protect, uncustomised
 
-    w = build_world(cfg, seed)
-    res: dict[str, Any] = {"world": w, "dist": {}, "cat_dist": {}, "ism": {}, "samples": {}, "adv": {},
-                           "heldout": {}}
+    res: dict[str, Any] = {"world": w, "seed": seed, "subject": w["subject_id"], "dist": {}, "cat_dist": {},
+                           "ism": {}, "samples": {}, "adv": {}, "heldout": {}}
     # held-out subject images (the next n_subject of the class, never seen by the adapter): Q3 is measured on them
-    held = {**w, "subject": torch.as_tensor(subject_images(w["images"], w["labels"], cfg.subject, cfg.n_subject,
-                                                           offset=cfg.n_subject))}
+    held = {**w, "subject": w["held"]}
     clean_shift = None
     for eta in etas:
         noise = protect("noise", w, eta, cfg, seed + 100)
@@ -67,16 +64,29 @@ def _one_seed(seed: int, cfg: Config, stub: bool, protections: tuple[str, ...], 
         res["ism"]["clean"], res["samples"]["clean"] = customise(w, w["vae"], w["subject"], cfg, seed)
         vae_cc = cat_vae(w, w["subject"], cfg, seed, train=not stub)
         res["ism"]["clean+cat"], _ = customise(w, vae_cc, w["subject"], cfg, seed)
+        if cfg.world == "photos":
+            res["ism"]["uncustomised"] = uncustomised(w, cfg, seed)
     return res
 
 
+def _one_seed(seed: int, cfg: Config, stub: bool, protections: tuple[str, ...], etas: tuple[float, ...]
+              ) -> list[dict[str, Any]]:
+    """One world per seed; every subject of ``cfg`` in it (one result dict per subject)."""
+    from ._pipeline import all_subjects, build_world, subject_world
+
+    w = build_world(cfg, seed)
+    return [_one_subject(subject_world(w, cfg, subj), cfg, stub, protections, etas, seed)
+            for subj in all_subjects(cfg)]
+
+
 def run_seeds(cfg: Config, seed: int, stub: bool) -> list[dict[str, Any]]:
-    """Every protection and budget with ``seed``; each further seed reruns the world, clean, AdvDM(+) and encoder."""
+    """Every protection and budget with ``seed`` (for every subject); each further seed reruns the world, clean,
+    AdvDM(+) and encoder. One result dict per (seed, subject)."""
     eta0 = cfg.etas[0]
-    runs = [_one_seed(seed, cfg, stub, cfg.protections, cfg.etas)]
+    runs = _one_seed(seed, cfg, stub, cfg.protections, cfg.etas)
     subset = tuple(p for p in cfg.protections if p in ("advdm+", "encoder"))
     for k in range(1, cfg.n_seeds):
-        runs.append(_one_seed(seed + k, cfg, stub, subset or cfg.protections[:1], (eta0,)))
+        runs.extend(_one_seed(seed + k, cfg, stub, subset or cfg.protections[:1], (eta0,)))
     return runs
 
 
@@ -132,9 +142,14 @@ def add_tables(rep: Report, cfg: Config, seed: int, runs: list[dict[str, Any]], 
                   [{"recon. MSE vs x_a": held[0][0]["recon_mse"], "recon. MSE vs x_a, CAT": held[0][1]["recon_mse"],
                     "decoded MSE vs x": held[0][0]["decoded_mse"], "decoded MSE vs x, CAT": held[0][1]["decoded_mse"],
                     "rel. latent distortion": held[0][0]["rel_l2"]}])
-    rep.add_table(f"world (seed {seed})", [{"classifier held-out accuracy": w0["clf_acc"],
-                                                    "LDM class-conditional accuracy": w0["ldm_acc"],
-                                                    "VAE scaling factor": w0["vae"].scaling_factor}])
+    world_row = {"classifier held-out accuracy": w0["clf_acc"], "LDM class-conditional accuracy": w0["ldm_acc"],
+                 "VAE scaling factor": w0["vae"].scaling_factor}
+    if "quality" in w0:
+        q = w0["quality"]
+        world_row.update({"VAE held-out MSE": q["vae_mse"], "VAE held-out PSNR (dB)": q["vae_psnr"],
+                          f"LDM feature FD ({q['n_gen']} samples vs held-out crops)": q["ldm_fd"],
+                          "FD floor (training vs held-out crops)": q["floor_fd"]})
+    rep.add_table(f"world (seed {seed})", [world_row])
 
 
 def add_quick_claims(rep: Report, cfg: Config, runs: list[dict[str, Any]], s: Summary) -> None:
@@ -177,8 +192,6 @@ def add_quick_claims(rep: Report, cfg: Config, runs: list[dict[str, Any]], s: Su
 def add_full_claims(rep: Report, cfg: Config, runs: list[dict[str, Any]], s: Summary) -> None:
     """C1a (latent and decoded distortion, all protections), the customisation table, C2 (ISM*/FDFR* clean,
     protected, CAT) and C1b (Spearman of latent distortion and ISM* drop)."""
-    from scipy.stats import spearmanr
-
     eta0, n = cfg.etas[0], len(cfg.protections)
     lat_ratio, dec_ratio = s.lat_ratio, s.dec_ratio
     k_lat = sum(v >= 2.0 for v in lat_ratio.values())
@@ -193,44 +206,113 @@ def add_full_claims(rep: Report, cfg: Config, runs: list[dict[str, Any]], s: Sum
                   note=", ".join(f"{p} {v:.2f}x" for p, v in dec_ratio.items()))
     if not cfg.customise:
         return
-    ism = {k: np.mean([r["ism"][k]["ism"] for r in runs if k in r["ism"]]) for k in runs[0]["ism"]}
-    fdfr = {k: np.mean([r["ism"][k]["fdfr"] for r in runs if k in r["ism"]]) for k in runs[0]["ism"]}
-    rows = [{"run": "clean", "ISM*": ism["clean"], "FDFR*": fdfr["clean"]},
-            {"run": "clean + CAT", "ISM*": ism["clean+cat"], "FDFR*": fdfr["clean+cat"]}]
-    for p in cfg.protections:
-        for eta in cfg.etas:
-            for mode in ("protected", "cat"):
-                rows.append({"run": f"{p} eta={eta} {mode}", "ISM*": ism[(p, eta, mode)],
-                             "FDFR*": fdfr[(p, eta, mode)]})
-    rep.add_table(f"customisation (DreamBooth, {cfg.db_steps} steps; means over the seeds that ran each row)", rows)
+    keys = list(runs[0]["ism"])
+    ism = {k: float(np.mean([r["ism"][k]["ism"] for r in runs if k in r["ism"]])) for k in keys}
+    fdfr = {k: float(np.mean([r["ism"][k]["fdfr"] for r in runs if k in r["ism"]])) for k in keys}
+    boot = _bootstrap_ism(runs, keys, seed=0)  # (n_boot, key) resampled seed/subject means of ISM*
+
+    _add_customisation_table(rep, cfg, runs, ism, fdfr, boot)
     # fails if: the toy customisation cannot learn the subject at all (then no protection can be measured)
     rep.add_claim("C2-clean", "clean customisation reaches ISM* >= 0.7", None, ism["clean"], ">=", 0.7,
-                  kind="check", scale=Scale.FULL)
+                  kind="check", scale=Scale.FULL, note=f"95% CI {_ci(boot['clean'])}")
+    if "uncustomised" in ism:
+        gain = boot["clean"] - boot["uncustomised"]
+        # fails if: customisation does not learn the subject (the "sks" samples after DreamBooth are no more the
+        # subject's photo than the un-customised model's)
+        rep.add_claim("C2-learn", "DreamBooth learns the subject: ISM*(clean customisation) - ISM*(un-customised "
+                      "model's 'sks' samples) >= 0.5", None, ism["clean"] - ism["uncustomised"], ">=", 0.5,
+                      kind="check", scale=Scale.FULL,
+                      note=f"95% CI {_ci(gain)}; un-customised {ism['uncustomised']:.3f}, clean {ism['clean']:.3f}")
     eff = [p for p in cfg.protections if ism[(p, eta0, "protected")] <= ism["clean"] - 0.15
            or fdfr[(p, eta0, "protected")] >= fdfr["clean"] + 0.15]
+    drops = ", ".join(f"{p} {ism['clean'] - ism[(p, eta0, 'protected')]:.3f} "
+                      f"{_ci(boot['clean'] - boot[(p, eta0, 'protected')])}" for p in cfg.protections)
     # fails if: the protections do not hurt customisation (latent distortion without downstream effect)
     rep.add_claim("C2a", f"protections effective without CAT (ISM* drop >= 0.15 or FDFR* rise >= 0.15; of {n}, "
                   ">= 4 of 6 required)", None, len(eff) / n, ">=", 4 / 6, kind="paper", scale=Scale.FULL,
-                  requires=["C2-clean"], note="effective: " + (", ".join(eff) or "none"))
+                  requires=["C2-clean"], note="effective: " + (", ".join(eff) or "none")
+                  + f"; ISM* drops (95% CI): {drops}")
+
+    def recovered(m: dict[Any, Any]) -> Any:
+        return np.mean([(m[(p, eta0, "cat")] - m[(p, eta0, "protected")]) / (m["clean"] - m[(p, eta0, "protected")])
+                        for p in eff], axis=0)
+
     gaps = [(ism[(p, eta0, "cat")] - ism[(p, eta0, "protected")]) / (ism["clean"] - ism[(p, eta0, "protected")])
             for p in eff]
     # fails if: CAT does not restore customisation (e.g. adapters fitted but latents still distorted)
     rep.add_claim("C2b", "CAT recovers >= half of the ISM* gap, averaged over the effective protections", None,
                   float(np.mean(gaps)) if gaps else 0.0, ">=", 0.5, kind="paper", scale=Scale.FULL, headline=True,
                   requires=["C2a"], note="per protection: " + ", ".join(f"{p} {g:.2f}" for p, g in zip(eff, gaps))
+                  + f"; 95% CI {_ci(recovered(boot))}"
                   if gaps else "no effective protection, so no gap to recover (0 by convention; C2a failed)")
     # fails if: the adapter trained on clean images breaks the customisation (over-adaptation, spec §8)
     rep.add_claim("C2c", "CAT on clean images does not hurt: ISM*(clean+CAT) - ISM*(clean) >= -0.05", None,
-                  ism["clean+cat"] - ism["clean"], ">=", -0.05, kind="mechanism", scale=Scale.FULL)
+                  ism["clean+cat"] - ism["clean"], ">=", -0.05, kind="mechanism", scale=Scale.FULL,
+                  note=f"95% CI {_ci(boot['clean+cat'] - boot['clean'])}")
+    _add_spearman_claim(rep, cfg, runs)
+
+
+def _add_customisation_table(rep: Report, cfg: Config, runs: list[dict[str, Any]], ism: dict[Any, float],
+                             fdfr: dict[Any, float], boot: dict[Any, np.ndarray]) -> None:
+    """ISM* (with its bootstrap interval), FDFR* and the cosine ISM* of every customisation, run means."""
+    def row(label: str, k: Any) -> dict[str, Any]:
+        out = {"run": label, "ISM*": ism[k], "ISM* 95% CI": _ci(boot[k]), "FDFR*": fdfr[k]}
+        if "ism_cos" in runs[0]["ism"][k]:
+            out["ISM* (cosine)"] = float(np.mean([r["ism"][k]["ism_cos"] for r in runs if k in r["ism"]]))
+        return out
+
+    rows = [row("clean", "clean"), row("clean + CAT", "clean+cat")]
+    if "uncustomised" in ism:
+        rows.insert(0, row("un-customised model", "uncustomised"))
+    for p in cfg.protections:
+        for eta in cfg.etas:
+            for mode in ("protected", "cat"):
+                rows.append(row(f"{p} eta={eta} {mode}", (p, eta, mode)))
+    n_runs = len(runs)
+    rep.add_table(f"customisation (DreamBooth, {cfg.db_steps} steps; means over the {n_runs} seed x subject runs "
+                  "that ran each row; 95% bootstrap intervals over generated samples)", rows)
+
+
+def _add_spearman_claim(rep: Report, cfg: Config, runs: list[dict[str, Any]]) -> None:
+    """C1b: Spearman of the latent distortion and the ISM* drop over the protection x eta cells (run means)."""
+    from scipy.stats import spearmanr
+
     cells = [(p, e) for p in cfg.protections for e in cfg.etas]
+    full = [r for r in runs if all(c in r["dist"] for c in cells)]  # the runs that measured every cell
     if len(cells) >= 3:
-        r0 = runs[0]
-        lat = [r0["dist"][c]["rel_l2"] for c in cells]
-        drop = [r0["ism"]["clean"]["ism"] - r0["ism"][(*c, "protected")]["ism"] for c in cells]
+        lat = [float(np.mean([r["dist"][c]["rel_l2"] for r in full])) for c in cells]
+        drop = [float(np.mean([r["ism"]["clean"]["ism"] - r["ism"][(*c, "protected")]["ism"] for r in full]))
+                for c in cells]
         rho = float(spearmanr(lat, drop).statistic) if np.ptp(lat) > 0 and np.ptp(drop) > 0 else 0.0
+        per = [float(spearmanr([r["dist"][c]["rel_l2"] for c in cells],
+                               [r["ism"]["clean"]["ism"] - r["ism"][(*c, "protected")]["ism"] for c in cells]
+                               ).statistic) for r in full] if len(full) > 1 else []
         # fails if: the damage to customisation is unrelated to the latent distortion
         rep.add_claim("C1b", f"Spearman correlation of latent distortion and ISM* drop over {len(cells)} "
-                      "protection x eta cells >= 0.5", None, rho, ">=", 0.5, kind="paper", scale=Scale.FULL)
+                      "protection x eta cells >= 0.5", None, rho, ">=", 0.5, kind="paper", scale=Scale.FULL,
+                      note=(f"cells averaged over {len(full)} runs; per run: " + ", ".join(f"{v:.2f}" for v in per))
+                      if per else "")
+
+
+def _ci(values: np.ndarray) -> str:
+    """The 2.5 % and 97.5 % quantiles of a bootstrap distribution, as "[lo, hi]"."""
+    lo, hi = np.quantile(values, [0.025, 0.975])
+    return f"[{lo:.3f}, {hi:.3f}]"
+
+
+def _bootstrap_ism(runs: list[dict[str, Any]], keys: list[Any], seed: int, n_boot: int = 1000
+                   ) -> dict[Any, np.ndarray]:
+    """Bootstrap distribution of each key's mean ISM* over runs: generated samples resampled with replacement
+    within each run (the same resampled indices for every key of a run: the samples share their DDIM noise)."""
+    rng = np.random.default_rng(seed)
+    out: dict[Any, list[np.ndarray]] = {k: [] for k in keys}
+    for r in runs:
+        n = len(next(iter(r["ism"].values()))["items"])
+        idx = rng.integers(0, n, size=(n_boot, n))
+        for k in keys:
+            if k in r["ism"]:
+                out[k].append(np.asarray(r["ism"][k]["items"])[idx].mean(1))
+    return {k: np.mean(v, axis=0) for k, v in out.items()}
 
 
 def add_paper_only_claims(rep: Report, measured_here: bool = False) -> None:
@@ -251,8 +333,20 @@ def add_figures_notes(rep: Report, cfg: Config, runs: list[dict[str, Any]]) -> N
     rep.add_figure("latent_distortion", figure_distortion(r0, cfg))
     if cfg.customise:
         rep.add_figure("samples", figure_samples(r0, cfg))
-    rep.notes.append("Digits (scikit-learn, 16x16) stand in for faces; ISM* = mean classifier probability of the "
-                     "subject digit over generated images, FDFR* = fraction with top probability < 0.5.")
+    if cfg.world == "photos":
+        from .data import PHOTOS
+
+        rep.notes.append(f"Real-image world: {cfg.image_size}x{cfg.image_size} RGB crops of {len(PHOTOS)} CC0/public-"
+                         "domain photographs shipped with the package (scikit-image's sample images); one photo = "
+                         "one identity; subjects " + ", ".join(PHOTOS[s] for s in dict.fromkeys((cfg.subject,
+                                                                                                  *cfg.subjects)))
+                         + " (held out of the LDM's pre-training). ISM* = mean probability of the subject's photo "
+                         "under an identity CNN trained on all photos' crops; ISM* (cosine) = cosine similarity of "
+                         "its embedding to the subject's clean held-out crops; FDFR* = fraction of samples with top "
+                         "probability < 0.5.")
+    else:
+        rep.notes.append("Digits (scikit-learn, 16x16) stand in for faces; ISM* = mean classifier probability of the "
+                         "subject digit over generated images, FDFR* = fraction with top probability < 0.5.")
 
 
 def add_sd_results(rep: Report, cfg: Config, seed: int, stub: bool) -> None:
