@@ -30,6 +30,26 @@ def all_subjects(cfg: Any) -> tuple[int, ...]:
     return tuple(dict.fromkeys((cfg.subject, *cfg.subjects)))
 
 
+def _pretrain_ldm(cfg: Any, vae: Any, images: np.ndarray, labels: np.ndarray, n_classes: int,
+                  seed: int) -> tuple[Any, Any, torch.Tensor, np.ndarray, list[int]]:
+    """Pre-train the class-conditional LDM on every class but the subjects, start "sks" as the null class and sample
+    the prior-preservation latents; returns ``(ldm, schedule, prior, prior_labels, others)``."""
+    subjects = all_subjects(cfg)
+    keep = ~np.isin(labels, subjects)
+    z = encode_with_cat(vae, images[keep], seed=seed)
+    torch.manual_seed(seed + 1)
+    ldm = LatentDenoiser(vae.latent_shape, n_classes=12, hidden=cfg.ldm_hidden)
+    schedule = NoiseSchedule(cfg.timesteps, beta_end=cfg.beta_end)
+    train_denoiser(ldm, schedule, z, labels[keep], steps=cfg.ldm_steps, batch_size=cfg.ldm_batch, lr=cfg.ldm_lr,
+                   null_class=NULL, seed=seed)
+    with torch.no_grad():
+        ldm.class_emb.weight[SKS] = ldm.class_emb.weight[NULL]  # a rare token starts as "nothing"
+    others = [c for c in range(n_classes) if c not in subjects]
+    prior_labels = np.array([others[i % len(others)] for i in range(cfg.n_prior)])
+    prior = ddim_sample(ldm, schedule, prior_labels, steps=cfg.ddim_steps, clip_x0=cfg.clip_x0, seed=seed + 2)
+    return ldm, schedule, prior, prior_labels, others
+
+
 def build_world(cfg: Any, seed: int) -> dict[str, Any]:
     """Data, VAE, classifier, pre-trained LDM (without the subject classes) and the prior-preservation set."""
     if getattr(cfg, "world", "digits") == "photos":
@@ -49,18 +69,7 @@ def build_world(cfg: Any, seed: int) -> dict[str, Any]:
         p = torch.softmax(clf(torch.as_tensor(images[test_idx])), 1)
     clf_acc = float((p.argmax(1).numpy() == labels[test_idx]).mean())
     subject = torch.as_tensor(subject_images(images, labels, cfg.subject, cfg.n_subject))
-    keep = ~np.isin(labels, all_subjects(cfg))
-    z = encode_with_cat(vae, images[keep], seed=seed)
-    torch.manual_seed(seed + 1)
-    ldm = LatentDenoiser(vae.latent_shape, n_classes=12, hidden=cfg.ldm_hidden)
-    schedule = NoiseSchedule(cfg.timesteps)
-    train_denoiser(ldm, schedule, z, labels[keep], steps=cfg.ldm_steps, batch_size=cfg.ldm_batch, lr=cfg.ldm_lr,
-                   null_class=NULL, seed=seed)
-    with torch.no_grad():
-        ldm.class_emb.weight[SKS] = ldm.class_emb.weight[NULL]  # a rare token starts as "nothing"
-    others = [c for c in range(10) if c not in all_subjects(cfg)]
-    prior_labels = np.array([others[i % len(others)] for i in range(cfg.n_prior)])
-    prior = ddim_sample(ldm, schedule, prior_labels, steps=cfg.ddim_steps, seed=seed + 2)
+    ldm, schedule, prior, prior_labels, others = _pretrain_ldm(cfg, vae, images, labels, 10, seed)
     gen = generate(ldm, schedule, vae, others[0], 32, steps=cfg.ddim_steps, seed=seed + 3)
     ldm_acc = identity_scores(clf, gen, others[0])["accuracy"]
     return {"vae": vae, "clf": clf, "clf_acc": clf_acc, "ldm": ldm, "schedule": schedule, "subject": subject,
@@ -98,19 +107,7 @@ def _build_photo_world(cfg: Any, seed: int) -> dict[str, Any]:
                            augment=True)
     with torch.no_grad():
         clf_acc = float((clf(tx).argmax(1).numpy() == test_y).mean())
-    subjects = all_subjects(cfg)
-    keep = ~np.isin(labels, subjects)
-    z = encode_with_cat(vae, images[keep], seed=seed)
-    torch.manual_seed(seed + 1)
-    ldm = LatentDenoiser(vae.latent_shape, n_classes=12, hidden=cfg.ldm_hidden)
-    schedule = NoiseSchedule(cfg.timesteps, beta_end=cfg.beta_end)
-    train_denoiser(ldm, schedule, z, labels[keep], steps=cfg.ldm_steps, batch_size=cfg.ldm_batch, lr=cfg.ldm_lr,
-                   null_class=NULL, seed=seed)
-    with torch.no_grad():
-        ldm.class_emb.weight[SKS] = ldm.class_emb.weight[NULL]  # a rare token starts as "nothing"
-    others = [c for c in range(len(PHOTOS)) if c not in subjects]
-    prior_labels = np.array([others[i % len(others)] for i in range(cfg.n_prior)])
-    prior = ddim_sample(ldm, schedule, prior_labels, steps=cfg.ddim_steps, clip_x0=cfg.clip_x0, seed=seed + 2)
+    ldm, schedule, prior, prior_labels, others = _pretrain_ldm(cfg, vae, images, labels, len(PHOTOS), seed)
     # sample quality of the pre-trained LDM: identity accuracy of its samples per pre-training photo, and the
     # Frechet distance of their embeddings to held-out crops of the same photos (the floor: training crops)
     n_gen = max(1, cfg.n_samples // len(others)) * len(others)
