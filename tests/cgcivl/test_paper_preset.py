@@ -24,7 +24,7 @@ def test_paper_preset_and_plans() -> None:
 
 
 @pytest.mark.parametrize(("field", "value"), [("data_source", "d4rl"), ("device", "tpu"), ("layers", 0),
-                                              ("latent", 12)])
+                                              ("latent", 12), ("tau", 0.0), ("tau", 1.5), ("tau", "0.05")])
 def test_config_rejects_bad_fields(field: str, value) -> None:
     from icml25.cgcivl.reproduce import Config
 
@@ -62,6 +62,18 @@ def test_layers_and_device_reach_the_agents() -> None:
 
     confs = agent_configs(Config(layers=3, hidden=16), "flat", stub=False)
     assert confs["CGCIVL"].hidden == (16, 16, 16) and confs["GCIVL"].device == "cpu"
+
+
+def test_tau_reaches_both_agents_and_the_paper_preset_keeps_ogbench_s() -> None:
+    """One Polyak rate for GCIVL and CGCIVL (a fair comparison); the paper preset keeps OGBench's 0.005."""
+    from icml25.cgcivl.experiment import agent_configs
+    from icml25.cgcivl.reproduce import Config
+
+    for stub in (False, True):
+        confs = agent_configs(Config(tau=0.123), "flat", stub=stub)
+        assert confs["GCIVL"].tau == confs["CGCIVL"].tau == 0.123
+    assert Config.paper().tau == 0.005
+    assert Config.quick().tau == Config.full().tau
 
 
 def test_agent_on_an_absent_gpu_says_so() -> None:
