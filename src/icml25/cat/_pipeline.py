@@ -30,6 +30,16 @@ def all_subjects(cfg: Any) -> tuple[int, ...]:
     return tuple(dict.fromkeys((cfg.subject, *cfg.subjects)))
 
 
+def make_denoiser(cfg: Any, latent_shape: tuple[int, ...], schedule: Any, seed: int) -> Any:
+    """The untrained latent denoiser of ``cfg.denoiser``: the MLP (:class:`LatentDenoiser`, ``cfg.ldm_hidden``) or a
+    small diffusers UNet (:func:`~icml25.cat.sd.small_unet_denoiser`, ``cfg.unet_width``), 12 class slots."""
+    if getattr(cfg, "denoiser", "mlp") == "unet":
+        from .sd import small_unet_denoiser
+
+        return small_unet_denoiser(latent_shape, schedule, n_classes=12, width=cfg.unet_width, seed=seed)
+    return LatentDenoiser(latent_shape, n_classes=12, hidden=cfg.ldm_hidden)
+
+
 def _pretrain_ldm(cfg: Any, vae: Any, images: np.ndarray, labels: np.ndarray, n_classes: int,
                   seed: int) -> tuple[Any, Any, torch.Tensor, np.ndarray, list[int]]:
     """Pre-train the class-conditional LDM on every class but the subjects, start "sks" as the null class and sample
@@ -37,9 +47,9 @@ def _pretrain_ldm(cfg: Any, vae: Any, images: np.ndarray, labels: np.ndarray, n_
     subjects = all_subjects(cfg)
     keep = ~np.isin(labels, subjects)
     z = encode_with_cat(vae, images[keep], seed=seed)
-    torch.manual_seed(seed + 1)
-    ldm = LatentDenoiser(vae.latent_shape, n_classes=12, hidden=cfg.ldm_hidden)
     schedule = NoiseSchedule(cfg.timesteps, beta_end=cfg.beta_end)
+    torch.manual_seed(seed + 1)
+    ldm = make_denoiser(cfg, vae.latent_shape, schedule, seed + 1)
     train_denoiser(ldm, schedule, z, labels[keep], steps=cfg.ldm_steps, batch_size=cfg.ldm_batch, lr=cfg.ldm_lr,
                    null_class=NULL, seed=seed)
     with torch.no_grad():

@@ -22,6 +22,10 @@ _PHOTO_S = {"vae": 0.175, "clf": 0.0225, "ldm": 0.019, "pgd": 0.0093, "cat": 0.0
 #: thread, timed here; costs scale with the pixel count. On a GPU it is assumed _SD_GPU_SPEEDUP x faster (not
 #: measured: no GPU in this session; 512 px, batch 4 then takes ~0.33 s per CAT step)
 _SD_CPU_S_256, _SD_GPU_SPEEDUP = 41.4, 2000.0
+#: denoiser="unet" (sd.small_unet_denoiser, width 32) over the MLP (512 wide), per training step on the 4x8x8 latent,
+#: 1 thread, this machine (issue 50, 10 timed steps each): 189 vs 16.6 ms at batch 128 (LDM pre-training), 66 vs
+#: 8.8 ms at batch 32 (DreamBooth's 16 + 16). With 2 threads both were 3-40x slower here (contention), so 1 thread.
+_UNET_X = {"ldm": 11.4, "db": 7.5}
 
 
 def cat_plan(cfg: Config) -> Plan:
@@ -59,7 +63,11 @@ def cat_plan(cfg: Config) -> Plan:
                            "implemented), DreamBooth/LoRA customisation of SD (library: UNetDenoiser + dreambooth), "
                            "ArcFace/RetinaFace scores (not implemented): the customisation claims stay not measured"])
     photos = cfg.world == "photos"
-    c = _PHOTO_S if photos else _TOY_S
+    c = dict(_PHOTO_S if photos else _TOY_S)
+    unet = getattr(cfg, "denoiser", "mlp") == "unet"
+    if unet:
+        for k, x in _UNET_X.items():
+            c[k] *= x * (cfg.unet_width / 32) ** 2
     n_subj = len({cfg.subject, *cfg.subjects})
     n_cells = len(cfg.protections) * len(cfg.etas)
     per_seed_db = n_subj * (2 * n_cells + 2) * cfg.db_steps if cfg.customise else 0
@@ -84,7 +92,9 @@ def cat_plan(cfg: Config) -> Plan:
                         "reconstruction",
                         "DreamBooth customisation clean / protected / CAT; ISM*, FDFR*" if cfg.customise
                         else "no customisation"],
-                models=[f"TinyVAE (width {cfg.vae_width}), latent DDPM MLP ({cfg.ldm_hidden}), "
+                models=[f"TinyVAE (width {cfg.vae_width}), latent DDPM "
+                        + (f"UNet2DConditionModel (width {cfg.unet_width})" if unet else f"MLP ({cfg.ldm_hidden})")
+                        + ", "
                         + ("photo identity CNN" if photos else "digit classifier")],
                 datasets=["CC0/public-domain photographs from scikit-image, shipped (cat/data/SOURCE.md)" if photos
                           else "scikit-learn digits (bundled)"], runs=cfg.n_seeds,

@@ -40,6 +40,9 @@ class Config:
     kl_weight: float = 1e-2  # KL weight of the VAE loss
     classifier_steps: int = 300  # steps of the ISM*/FDFR* digit classifier
     ldm_hidden: int = 256  # width of the latent denoiser MLP
+    denoiser: str = "mlp"  # latent denoiser: "mlp" (LatentDenoiser) or "unet" (a small randomly initialised diffusers
+    # UNet2DConditionModel behind UNetDenoiser, sd.small_unet_denoiser; issue 50, needs diffusers)
+    unet_width: int = 32  # denoiser="unet": channels of its first level (the second has twice as many)
     timesteps: int = 200  # DDPM steps (linear betas 1e-4 .. beta_end)
     beta_end: float = 0.1  # last beta of the linear schedule (photos world: 0.05, alpha_bar_T 0.006 as SD's 0.005)
     ldm_steps: int = 1000  # pre-training steps of the LDM (all classes but the subject)
@@ -72,6 +75,10 @@ class Config:
 
     def __post_init__(self) -> None:
         check_option(self.world, "world", ("digits", "photos"))
+        check_option(self.denoiser, "denoiser", ("mlp", "unet"))
+        check_int(self.unet_width, "unet_width", low=8)
+        if self.unet_width % 8:
+            raise ValueError(f"unet_width must be a multiple of 8, got {self.unet_width}")
         if not isinstance(self.subjects, tuple):
             raise TypeError(f"subjects must be a tuple, got {self.subjects!r}")
         for name, opts in (("protections", _PROTECTIONS), ("etas", None)):

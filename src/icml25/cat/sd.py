@@ -35,7 +35,7 @@ from ._vae_io import module_device, module_dtype
 from ._validation import check_module
 from .diffusion import NoiseSchedule
 
-__all__ = ["UNetDenoiser", "encode_prompts"]
+__all__ = ["UNetDenoiser", "encode_prompts", "small_unet_denoiser"]
 
 _PREDICTIONS = ("epsilon", "v_prediction", "sample")
 
@@ -189,3 +189,43 @@ class UNetDenoiser(nn.Module):
         if self.prediction_type == "v_prediction":
             return ab.sqrt() * out + (1 - ab).sqrt() * z
         return (z - ab.sqrt() * out) / (1 - ab).sqrt()  # "sample": x0-prediction
+
+
+def small_unet_denoiser(latent_shape: tuple[int, ...], schedule: NoiseSchedule, n_classes: int = 12, *,
+                        width: int = 32, cross_attention_dim: int = 64, seed: int = 0) -> UNetDenoiser:
+    """A small randomly initialised diffusers ``UNet2DConditionModel`` behind :class:`UNetDenoiser`: the
+    convolutional latent denoiser of the toy worlds (``Config.denoiser="unet"``; SD's architecture at toy size).
+
+    Two resolution levels (``width`` and ``2 * width`` channels, one ResNet block each; cross-attention at the lower
+    level, as SD's CrossAttnDownBlock2D / CrossAttnUpBlock2D), SD's sinusoidal time embedding, and one learned
+    "prompt" token per class: a trainable (n_classes, 1, cross_attention_dim) table initialised N(0, 0.5^2) from
+    ``seed`` (it plays the text embeddings; DreamBooth tunes the "sks" row with the UNet). Needs ``diffusers``.
+
+    Examples
+    --------
+    >>> den = small_unet_denoiser((4, 8, 8), NoiseSchedule(20), n_classes=3, width=8, cross_attention_dim=8)
+    >>> den(torch.zeros(2, 4, 8, 8), torch.zeros(2, dtype=torch.long), torch.tensor([0, 2])).shape
+    torch.Size([2, 4, 8, 8])
+    """
+    from diffusers import UNet2DConditionModel
+
+    shape = tuple(check_int(s, "latent_shape", low=1) for s in latent_shape)
+    if len(shape) != 3 or shape[1] != shape[2] or shape[1] % 2:
+        raise ValueError(f"latent_shape must be (C, h, h) with an even h (one down-sampling), got {latent_shape}")
+    width = check_int(width, "width", low=8)
+    if width % 8:
+        raise ValueError(f"width must be a multiple of 8 (GroupNorm with 8 groups), got {width}")
+    cross = check_int(cross_attention_dim, "cross_attention_dim", low=8)
+    if cross % 8:
+        raise ValueError(f"cross_attention_dim must be a multiple of 8 (8 attention heads' width), got {cross}")
+    n_classes = check_int(n_classes, "n_classes", low=1)
+    g = torch.Generator().manual_seed(check_int(seed, "seed", low=0))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(torch.randint(2**31 - 1, (1,), generator=g)))
+        unet = UNet2DConditionModel(
+            sample_size=shape[1], in_channels=shape[0], out_channels=shape[0], block_out_channels=(width, 2 * width),
+            layers_per_block=1, down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+            up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"), cross_attention_dim=cross, norm_num_groups=8,
+            attention_head_dim=8)
+    table = torch.randn(n_classes, 1, cross, generator=g) * 0.5
+    return UNetDenoiser(unet, schedule, table, prediction_type="epsilon", latent_shape=shape)
