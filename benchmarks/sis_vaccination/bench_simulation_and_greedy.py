@@ -11,8 +11,8 @@ import time
 import networkx as nx
 import numpy as np
 
+from icml25.core.threads import thread_limits
 from icml25.sis_vaccination import SISModel, srm_greedy, srm_greedy_naive
-from icml25.sis_vaccination._threads import single_blas_thread
 
 
 def networkx_step(g: nx.Graph, state: dict, p_inf: float, p_rec: float, rng: np.random.Generator) -> dict:
@@ -60,6 +60,6 @@ def bench_greedy(n: int = 300, k: int = 3) -> None:
 
 
 if __name__ == "__main__":
-    with single_blas_thread():
+    with thread_limits(1):
         bench_simulation()
         bench_greedy()
