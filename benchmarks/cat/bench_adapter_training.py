@@ -15,16 +15,16 @@ import torch
 
 
 def _full_finetune(vae: torch.nn.Module, x: torch.Tensor, steps: int) -> None:
-    from icml25.cat.adapter import _decode, _posterior
+    from icml25.cat._vae_io import decode, posterior
 
     for p in vae.parameters():
         p.requires_grad_(True)
     opt = torch.optim.AdamW(vae.parameters(), lr=1e-4, weight_decay=0.0)
     g = torch.Generator().manual_seed(0)
     for _ in range(steps):
-        mu, logvar = _posterior(vae, x)
+        mu, logvar = posterior(vae, x)
         z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=g)
-        loss = ((_decode(vae, z) - x) ** 2).mean()
+        loss = ((decode(vae, z) - x) ** 2).mean()
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(vae.parameters(), 1.0)
