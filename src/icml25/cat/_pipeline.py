@@ -33,7 +33,7 @@ def all_subjects(cfg: Any) -> tuple[int, ...]:
 def make_denoiser(cfg: Any, latent_shape: tuple[int, ...], schedule: Any, seed: int) -> Any:
     """The untrained latent denoiser of ``cfg.denoiser``: the MLP (:class:`LatentDenoiser`, ``cfg.ldm_hidden``) or a
     small diffusers UNet (:func:`~icml25.cat.sd.small_unet_denoiser`, ``cfg.unet_width``), 12 class slots."""
-    if getattr(cfg, "denoiser", "mlp") == "unet":
+    if cfg.denoiser == "unet":
         from .sd import small_unet_denoiser
 
         return small_unet_denoiser(latent_shape, schedule, n_classes=12, width=cfg.unet_width, seed=seed)

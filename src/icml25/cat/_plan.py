@@ -64,7 +64,7 @@ def cat_plan(cfg: Config) -> Plan:
                            "ArcFace/RetinaFace scores (not implemented): the customisation claims stay not measured"])
     photos = cfg.world == "photos"
     c = dict(_PHOTO_S if photos else _TOY_S)
-    unet = getattr(cfg, "denoiser", "mlp") == "unet"
+    unet = cfg.denoiser == "unet"
     if unet:
         for k, x in _UNET_X.items():
             c[k] *= x * (cfg.unet_width / 32) ** 2
